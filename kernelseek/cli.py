@@ -1,0 +1,42 @@
+"""The command line: `kernelseek eval|scenarios|run|resume|bank|trace|report|experiment`.
+
+Each command lives in `kernelseek/commands/<name>.py` and registers itself here, so the agent stack is
+imported only by the commands that need it (`kernelseek eval` runs with torch alone).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="kernelseek",
+    help="Make an existing CUDA kernel faster with a coding agent that is asked the right questions.\n\n"
+    "Start with `kernelseek eval KERNEL --arch sm90` (judge a kernel), `kernelseek run` (optimize one), "
+    "`kernelseek bank list` (the questions) and `kernelseek trace show RUN` (what a run did).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+bank_app = typer.Typer(help="The question bank: list, show, and learn from recorded human sessions.",
+                       no_args_is_help=True)
+trace_app = typer.Typer(help="Read run traces: a timeline of one run, or the analysis of several.",
+                        no_args_is_help=True)
+app.add_typer(bank_app, name="bank")
+app.add_typer(trace_app, name="trace")
+
+COMMAND_MODULES = ("eval", "run", "bank", "analyze", "experiment")
+
+for _name in COMMAND_MODULES:
+    try:
+        _module = importlib.import_module(f"kernelseek.commands.{_name}")
+    except ModuleNotFoundError as _error:
+        if _error.name != f"kernelseek.commands.{_name}":
+            raise
+        continue
+    _module.register(app, bank_app=bank_app, trace_app=trace_app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,141 @@
+"""What a task folder provides, and how the harness loads one.
+
+A task is a folder `evals/tasks/<name>/` holding `task.py`, which defines `TASK`, an instance of a
+`Task` subclass. The harness knows nothing about any operator: everything operator-specific (inputs,
+the C entry point's arguments, the reference, the tolerance rule, the baselines, the scenario suites)
+comes through this interface.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class TaskError(ValueError):
+    """A task folder that cannot be used; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One case of a suite. `params` is whatever the task needs to build its inputs (JSON types)."""
+
+    name: str
+    group: str
+    params: dict[str, Any]
+    quick: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "group": self.group, "params": self.params, "quick": self.quick}
+
+
+@dataclass
+class Baseline:
+    """An implementation the candidate is checked beside and timed against.
+
+    `run(scenario, inputs)` returns the outputs as a dict of tensors. `unavailable` is None when the
+    baseline can run here, else one sentence saying why not."""
+
+    name: str
+    run: Callable[[Scenario, dict], dict]
+    unavailable: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Task:
+    """Base class of a task. Subclasses set the class attributes and implement the methods."""
+
+    name: str = ""
+    description: str = ""  # shown to the worker: what the operator computes and what the contract is
+    entry_point: str = ""  # the C symbol every kernel exports
+    header: str = ""  # file name, in the task folder, of the C declaration of the entry point
+    seed: str = ""  # path of the seed kernel, relative to the repository root
+    archs: tuple[str, ...] = ()  # the targets this task has suites for ("sm90", "sm100", "cpu")
+    headline_baseline: dict[str, str] = {}  # arch -> name of the baseline the speedup is against
+
+    folder: Path = Path(".")
+
+    # --- the suite -------------------------------------------------------------------------------
+    def scenarios(self, arch: str) -> list[Scenario]:
+        raise NotImplementedError
+
+    # --- one scenario, inside the child process --------------------------------------------------
+    def make_inputs(self, scenario: Scenario, seed: int, device: str) -> dict[str, Any]:
+        """Fresh random inputs (tensors and plain values); a different seed gives different values."""
+        raise NotImplementedError
+
+    def new_outputs(self, scenario: Scenario, inputs: dict[str, Any], device: str) -> dict[str, Any]:
+        """Freshly allocated outputs, poisoned with NaN so that an unwritten element is seen."""
+        raise NotImplementedError
+
+    def bind(self, lib: ctypes.CDLL) -> Callable[[Scenario, dict, dict, int], int]:
+        """Return `call(scenario, inputs, outputs, stream) -> status` for the entry point in `lib`."""
+        raise NotImplementedError
+
+    def reference(self, scenario: Scenario, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The outputs computed in float32 (or better)."""
+        raise NotImplementedError
+
+    def errors(self, scenario: Scenario, outputs: dict, reference: dict) -> dict[str, float]:
+        """Error measures of `outputs` against `reference` (NaN-aware: a NaN gives inf)."""
+        raise NotImplementedError
+
+    def fallback_errors(self, scenario: Scenario, inputs: dict, reference: dict) -> dict[str, float]:
+        """The errors the tolerance is relative to when no baseline can run here."""
+        raise NotImplementedError
+
+    def within_tolerance(self, errors: dict[str, float], allowed: dict[str, float]) -> str | None:
+        """None when `errors` pass against `allowed` (the baseline's errors), else why not."""
+        raise NotImplementedError
+
+    def baselines(self, arch: str) -> list[Baseline]:
+        raise NotImplementedError
+
+    def flops(self, scenario: Scenario) -> float:
+        raise NotImplementedError
+
+    # --- helpers shared by every task --------------------------------------------------------------
+    def find(self, arch: str, name: str) -> Scenario:
+        for scenario in self.scenarios(arch):
+            if scenario.name == name:
+                return scenario
+        raise TaskError(f"{self.folder}: the {arch} suite has no scenario named '{name}'.")
+
+
+def load_task(path: str | Path) -> Task:
+    """Load `TASK` from `<path>/task.py`. `path` is a task folder or a task name under evals/tasks."""
+    folder = Path(path)
+    if not folder.is_dir():
+        candidate = repo_root() / "evals" / "tasks" / str(path)
+        if candidate.is_dir():
+            folder = candidate
+        else:
+            raise TaskError(f"{path}: no such task folder; pass a folder under evals/tasks/ or its name.")
+    module_file = folder / "task.py"
+    if not module_file.is_file():
+        raise TaskError(f"{folder}: the task folder has no task.py; a task defines TASK in task.py.")
+    module_name = f"kernelseek_task_{folder.resolve().name}"
+    spec = importlib.util.spec_from_file_location(module_name, module_file)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    task = getattr(module, "TASK", None)
+    if not isinstance(task, Task):
+        raise TaskError(f"{module_file}: TASK is missing or not a kernelseek Task; define TASK = YourTask().")
+    task.folder = folder.resolve()
+    return task
+
+
+def repo_root() -> Path:
+    """The checkout that holds `evals/` (the package may be installed in editable mode from it)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "evals" / "tasks").is_dir():
+            return parent
+    return Path.cwd()

@@ -1,0 +1,98 @@
+"""Timing: the candidate and the baseline, interleaved, in one process.
+
+On a GPU each implementation's calls over a rotation of input sets (together several times the L2,
+so every call starts cold) are captured in one CUDA graph, and the graph's replays are timed with CUDA
+events: the GPU's work, not Python's dispatch. On the CPU the same rotation is timed with the
+monotonic clock. Either way the median over the trials is the time of one call.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+class CaptureError(RuntimeError):
+    """The implementation cannot be captured in a CUDA graph (it allocates, syncs or copies)."""
+
+
+@dataclass
+class Timed:
+    median_s: float
+    trials: int
+    spread: float  # (p90 - p10) / median over the trials
+
+
+def _summary(samples: list[float]) -> Timed:
+    samples = sorted(samples)
+    median = statistics.median(samples)
+    lo, hi = samples[len(samples) // 10], samples[(len(samples) * 9) // 10]
+    return Timed(median_s=median, trials=len(samples), spread=(hi - lo) / median if median > 0 else 0.0)
+
+
+def capture(calls: Callable[[], None]) -> torch.cuda.CUDAGraph:
+    """Capture `calls` (which already ran once eagerly) into a graph; raise CaptureError if impossible."""
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    try:
+        with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+            calls()
+    except Exception as error:  # noqa: BLE001 - any failure to capture means the same thing
+        torch.cuda.synchronize()
+        raise CaptureError(str(error).splitlines()[0] if str(error) else type(error).__name__) from None
+    torch.cuda.synchronize()
+    return graph
+
+
+def time_graphs(graphs: dict[str, torch.cuda.CUDAGraph], calls_per_replay: int, *,
+                budget_s: float, min_trials: int = 5, max_trials: int = 100) -> dict[str, Timed]:
+    """Replay each graph in turn, trial after trial (the order alternates), and time each replay."""
+    names = list(graphs)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def replay(name: str) -> float:
+        start.record()
+        graphs[name].replay()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / calls_per_replay
+
+    for name in names:  # warm-up: first replays upload the graph and bring the clocks up
+        replay(name)
+        replay(name)
+    one_round = sum(replay(name) for name in names) * calls_per_replay
+    trials = max(min_trials, min(max_trials, int(budget_s / max(one_round, 1e-9))))
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for trial in range(trials):
+        for name in names if trial % 2 == 0 else reversed(names):
+            samples[name].append(replay(name))
+    return {name: _summary(values) for name, values in samples.items()}
+
+
+def time_calls(calls: dict[str, Callable[[], None]], calls_per_round: int, *, budget_s: float,
+               synchronize: Callable[[], None] = lambda: None, min_trials: int = 5,
+               max_trials: int = 200) -> dict[str, Timed]:
+    """Host-clock timing of plain calls (CPU kernels, and the eager call time on a GPU)."""
+    names = list(calls)
+
+    def once(name: str) -> float:
+        synchronize()
+        t0 = time.perf_counter()
+        calls[name]()
+        synchronize()
+        return (time.perf_counter() - t0) / calls_per_round
+
+    for name in names:
+        once(name)
+    one_round = sum(once(name) for name in names) * calls_per_round
+    trials = max(min_trials, min(max_trials, int(budget_s / max(one_round, 1e-9))))
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for trial in range(trials):
+        for name in names if trial % 2 == 0 else reversed(names):
+            samples[name].append(once(name))
+    return {name: _summary(values) for name, values in samples.items()}

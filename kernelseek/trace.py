@@ -1,0 +1,159 @@
+"""The run trace: an append-only JSON-lines log, one event per line, in `runs/<id>/trace.jsonl`.
+
+This module is the one place the trace schema is defined; the loop writes it, the bank learns from
+it, the analysis reads it. Every event carries:
+
+    seq    int     position in the file, from 0
+    time   str     ISO-8601 UTC time it was written
+    type   str     one of EVENT_FIELDS below
+    step   int     the graph step (worker turn) it belongs to
+    key    str     idempotency key: an event whose key is already in the file is not written again,
+                   so a step replayed after a crash never appears twice
+
+and the fields its type requires (further fields are allowed):
+
+    run_start       task, kernel, arch, mode ("human" | "auto" | "none"), graph, worker, target, budgets
+    model_call      model, prompt_tokens, completion_tokens, cost_usd (float or null when the model
+                    has no price), content (the reply text), tool_calls (list of {name, arguments})
+    tool_call       name, arguments (dict), result (str, capped), ok (bool)
+    evaluation      candidate (id), parent (id of the candidate it was edited from, or null), path,
+                    sha256, judgement ("quick" | "full"), correct (bool), speedup (geomean or null),
+                    reason (str or null), best (bool: became the best), report (path of its JSON)
+    decision_point  kind (one of DECISION_POINTS), detail (str), worker_words (str)
+    question        text, source ("human" | "bank"), bank_id (or null), question_kind (one of
+                    QUESTION_KINDS or null), decision_point (kind)
+    human_message   text, decision_point (kind), context ({best_speedup, last_report, worker_words})
+    run_end         reason (str), best_speedup (float or null), steps (int), cost_usd (float)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+DECISION_POINTS = ("done", "claimed_limit", "plateau", "failing")
+QUESTION_KINDS = ("layer_shift", "reject_limit", "inform", "other")
+
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "run_start": ("task", "kernel", "arch", "mode", "graph", "worker", "target", "budgets"),
+    "model_call": ("model", "prompt_tokens", "completion_tokens", "cost_usd", "content", "tool_calls"),
+    "tool_call": ("name", "arguments", "result", "ok"),
+    "evaluation": ("candidate", "parent", "path", "sha256", "judgement", "correct", "speedup",
+                   "reason", "best", "report"),
+    "decision_point": ("kind", "detail", "worker_words"),
+    "question": ("text", "source", "bank_id", "question_kind", "decision_point"),
+    "human_message": ("text", "decision_point", "context"),
+    "run_end": ("reason", "best_speedup", "steps", "cost_usd"),
+}
+COMMON_FIELDS = ("seq", "time", "type", "step", "key")
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be read; the message is one sentence naming the file and line."""
+
+
+@dataclass(frozen=True)
+class TraceProblem:
+    line: int
+    message: str
+
+
+def validate_event(event: Any) -> str | None:
+    """Return why `event` is not a valid trace event, or None."""
+    if not isinstance(event, dict):
+        return "the line is not a JSON object"
+    for name in COMMON_FIELDS:
+        if name not in event:
+            return f"the field '{name}' is missing"
+    kind = event["type"]
+    if kind not in EVENT_FIELDS:
+        return f"the type '{kind}' is unknown (expected one of {', '.join(EVENT_FIELDS)})"
+    for name in EVENT_FIELDS[kind]:
+        if name not in event:
+            return f"the {kind} event lacks the field '{name}'"
+    if kind == "decision_point" and event["kind"] not in DECISION_POINTS:
+        return f"the decision point kind '{event['kind']}' is unknown"
+    if kind == "question" and event["question_kind"] not in (*QUESTION_KINDS, None):
+        return f"the question kind '{event['question_kind']}' is unknown"
+    return None
+
+
+def read_trace(path: str | Path, *, allow_torn_tail: bool = True) -> list[dict]:
+    """Read and validate a trace. A last line cut short by a crash is dropped when allowed; any other
+    bad line raises TraceError naming the file, the line and what is wrong with it."""
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(f"{path}: no such trace file; pass a run folder or its trace.jsonl.")
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    events = []
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            event = json.loads(text)
+        except json.JSONDecodeError:
+            if allow_torn_tail and number == len(lines):
+                break  # a write interrupted by a crash; everything before it is intact
+            raise TraceError(f"{path}, line {number}: not valid JSON; the trace is corrupted there.") from None
+        problem = validate_event(event)
+        if problem:
+            raise TraceError(f"{path}, line {number}: {problem}.")
+        events.append(event)
+    return events
+
+
+def trace_path(run: str | Path) -> Path:
+    """Accept a run folder or a trace file."""
+    run = Path(run)
+    return run / "trace.jsonl" if run.is_dir() else run
+
+
+class TraceWriter:
+    """Appends events durably (flush + fsync per event) and skips keys already written."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._keys: set[str] = set()
+        self._seq = 0
+        if self.path.exists():
+            for event in read_trace(self.path):
+                self._keys.add(event["key"])
+                self._seq = event["seq"] + 1
+            self._drop_torn_tail()
+
+    def _drop_torn_tail(self) -> None:
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as f:
+                f.truncate(cut)
+
+    def has(self, key: str) -> bool:
+        return key in self._keys
+
+    def write(self, type_: str, *, step: int, key: str, **fields: Any) -> dict | None:
+        """Append one event; returns it, or None when its key was already written."""
+        if key in self._keys:
+            return None
+        event = {"seq": self._seq, "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                 "type": type_, "step": step, "key": key, **fields}
+        problem = validate_event(event)
+        if problem:
+            raise ValueError(f"refusing to write a bad trace event: {problem}")
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(event, default=str) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self._keys.add(key)
+        self._seq += 1
+        return event
+
+
+def iter_events(events: list[dict], *types: str) -> Iterator[dict]:
+    return (e for e in events if not types or e["type"] in types)
