@@ -85,6 +85,19 @@ class Judge:
         if status != 0:
             raise ScenarioFailure(f"the entry point returned {status} (an error or an unsupported case)")
 
+    @staticmethod
+    def poison(outputs: dict) -> None:
+        for t in _tensors(outputs):
+            if t.is_floating_point():
+                t.fill_(float("nan"))
+
+    @staticmethod
+    def refill(inputs: dict, values: dict) -> None:
+        """Copy new values into existing input tensors, in place (views of a packed tensor too)."""
+        for key, tensor in inputs.items():
+            if isinstance(tensor, torch.Tensor) and tensor.is_floating_point():
+                tensor.copy_(values[key])
+
     def check(self, scenario: Scenario, inputs: dict, outputs: dict, what: str) -> dict:
         """Compare outputs already computed from `inputs` with the reference; return the errors."""
         self.sync()
@@ -124,22 +137,23 @@ class Judge:
         sets = [task.make_inputs(scenario, seed + 1 + i, self.device) for i in range(count)]
         outs = [task.new_outputs(scenario, s, self.device) for s in sets]
         impls = {"candidate": lambda: [self.run_candidate(scenario, s, o) for s, o in zip(sets, outs, strict=True)]}
-        baselines = [b for b in (self.baseline, *self.beside) if b is not None and b.unavailable is None]
+        baselines = [b for b in (self.baseline, *self.beside) if b is not None and b.unavailable is None
+                     and (b.supports is None or b.supports(scenario))]
         for b in baselines:
             impls[b.name] = (lambda b=b: [b.run(scenario, s) for s in sets])
         for fn in impls.values():
             fn()  # each implementation's first call happens outside the capture
         times, timing_mode = self._time(impls, count, result)
-        # 3. the timed call's own output
+        # 3. the timed call itself, on new values in the same buffers: a kernel that skips work after
+        #    its first call, or answers from a cache keyed on pointers, fails here
         j = self.rng.randrange(count)
-        for t in _tensors(outs[j]):
-            if t.is_floating_point():
-                t.fill_(float("nan"))
+        self.refill(sets[j], task.make_inputs(scenario, seed + 5_000, self.device))
+        self.poison(outs[j])
         if self.gpu:
             self._graphs["candidate"].replay()
         else:
             impls["candidate"]()
-        self.check(scenario, sets[j], outs[j], "the timed call's output")
+        self.check(scenario, sets[j], outs[j], "the timed call, on new values in the same buffers")
         # 4. new allocations (made while the old are alive, so the addresses differ), new values
         fresh_inputs = task.make_inputs(scenario, seed + 10_000, self.device)
         fresh_outputs = task.new_outputs(scenario, fresh_inputs, self.device)

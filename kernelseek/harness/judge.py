@@ -117,8 +117,12 @@ def gpu_problem(arch: str) -> str | None:
 def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool = False,
           out: str | Path | None = None, scenarios: str | None = None, seed: int | None = None,
           beside: bool | None = None, progress: Callable[[dict], None] | None = None,
-          on_start: Callable[[int], None] | None = None, command: str | None = None) -> Judgement:
-    """Judge `kernel` on `task`'s suite for `arch`. See the module docstring."""
+          on_start: Callable[[int], None] | None = None, command: str | None = None,
+          timeout_s: float | None = None) -> Judgement:
+    """Judge `kernel` on `task`'s suite for `arch`. See the module docstring.
+
+    `timeout_s` limits each scenario (the child is killed and the scenario fails as a hang past it);
+    `scenarios` is a glob over scenario names and groups; `progress` is called with each result."""
     started = time.perf_counter()
     task = task if isinstance(task, Task) else load_task(task)
     if arch not in task.archs:
@@ -154,8 +158,9 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
             "warm_s": 0.5 if quick else 1.5}
     if arch == "cpu":
         spec.update(l2_bytes=4 << 20, max_sets=8)  # a host cache's worth; the GPU child reads its L2 size
-    results, ready = run_scenarios(spec, [s.name for s in chosen], first_timeout_s=240,
-                                   scenario_timeout_s=60 if arch != "cpu" else 30, on_result=progress)
+    per_scenario = timeout_s or (60 if arch != "cpu" else 30)
+    results, ready = run_scenarios(spec, [s.name for s in chosen], start_timeout_s=180,
+                                   scenario_timeout_s=per_scenario, on_result=progress)
     groups = {s.name: s.group for s in chosen}
     for result in results:
         result.setdefault("group", groups[result["scenario"]])

@@ -39,7 +39,7 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def run_scenarios(spec: dict, scenarios: list[str], *, first_timeout_s: float, scenario_timeout_s: float,
+def run_scenarios(spec: dict, scenarios: list[str], *, start_timeout_s: float, scenario_timeout_s: float,
                   on_result: Callable[[dict], None] | None = None, max_restarts: int = 8) -> tuple[list[dict], dict]:
     """Return (one result per scenario, in order; the child's `ready` event of the first start)."""
     results: dict[str, dict] = {}
@@ -56,18 +56,18 @@ def run_scenarios(spec: dict, scenarios: list[str], *, first_timeout_s: float, s
                 proc = subprocess.Popen([sys.executable, "-m", "kernelseek.harness.child", str(spec_path)],
                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             seen, last_change, current = 0, time.monotonic(), None
-            timeout = first_timeout_s
+            timeout = start_timeout_s
             while True:
                 events = _read_events(results_path)
                 for event in events[seen:]:
                     if event["event"] == "ready":
                         ready = ready or event
+                        timeout = scenario_timeout_s  # started: from now on each scenario has its limit
                     elif event["event"] == "start":
                         current = event["scenario"]
                     elif event["event"] == "result":
                         results[event["scenario"]] = event
                         current = None
-                        timeout = scenario_timeout_s
                         if on_result:
                             on_result(event)
                 if len(events) != seen:

@@ -39,12 +39,14 @@ class Baseline:
     """An implementation the candidate is checked beside and timed against.
 
     `run(scenario, inputs)` returns the outputs as a dict of tensors. `unavailable` is None when the
-    baseline can run here, else one sentence saying why not."""
+    baseline can run here, else one sentence saying why not. A headline baseline must support every
+    scenario; one timed only beside it may support fewer."""
 
     name: str
     run: Callable[[Scenario, dict], dict]
     unavailable: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    supports: Callable[[Scenario], bool] | None = None  # None: every scenario of the suite
 
 
 class Task:

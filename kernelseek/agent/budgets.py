@@ -1,0 +1,30 @@
+"""Every limit of a run, checked in one place."""
+
+from __future__ import annotations
+
+from kernelseek.agent.configuration import Configuration
+from kernelseek.agent.state import State
+
+
+def target_met(state: State, cfg: Configuration) -> bool:
+    best = state.get("best") or {}
+    return cfg.target is not None and (best.get("speedup") or 0.0) >= cfg.target
+
+
+def exhausted(state: State, cfg: Configuration) -> str | None:
+    """Why the run must end now (the target is met, or a budget is spent), or None."""
+    if state.get("end_reason"):
+        return state["end_reason"]
+    if target_met(state, cfg):
+        return f"target {cfg.target:g}x met"
+    if state.get("step", 0) >= cfg.max_steps:
+        return f"step budget spent ({cfg.max_steps} worker turns)"
+    if cfg.max_dollars is not None and state.get("cost_usd", 0.0) >= cfg.max_dollars:
+        return f"dollar budget spent (${cfg.max_dollars:g})"
+    if cfg.max_tokens is not None and state.get("tokens", 0) >= cfg.max_tokens:
+        return f"token budget spent ({cfg.max_tokens} tokens)"
+    if cfg.max_wall_s is not None and state.get("elapsed_s", 0.0) >= cfg.max_wall_s:
+        return f"wall-time budget spent ({cfg.max_wall_s:g} s)"
+    if cfg.max_evals is not None and state.get("evals", 0) >= cfg.max_evals:
+        return f"evaluation budget spent ({cfg.max_evals} evaluations)"
+    return None

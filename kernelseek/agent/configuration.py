@@ -1,0 +1,77 @@
+"""What a run is configured with. Saved as `runs/<id>/config.json`; every node reads it from there."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+MODES = ("human", "auto", "none")
+
+
+class ConfigError(ValueError):
+    """Bad run configuration; the message is one sentence naming the field and the fix."""
+
+
+@dataclass
+class Configuration:
+    task: str  # the task folder (absolute path)
+    kernel: str  # the kernel the run starts from (absolute path)
+    arch: str = "cpu"
+    model: str | None = None  # a litellm model name, e.g. "anthropic/claude-sonnet-4-5" or "scripted/<script>"
+    worker_command: str | None = None  # an external coding CLI instead of the built-in worker
+    mode: str = "auto"  # human: a person types the questions; auto: the bank; none: no questions
+    graph: str = "kernelseek"  # the module under graphs/ that builds the graph
+    target: float | None = None  # the run ends when the best speedup reaches it
+    max_steps: int = 60  # worker turns (model calls, or external CLI invocations)
+    max_dollars: float | None = 20.0
+    max_tokens: int | None = None  # counts every model call, priced or not
+    max_wall_s: float | None = None  # time spent working (not waiting for a person), across resumes
+    max_evals: int | None = None
+    plateau_evals: int = 4  # a decision point after this many evaluations without a gain
+    failing_evals: int = 3  # a decision point after this many incorrect candidates in a row
+    judge_start: bool = True  # judge the starting kernel first (quick), so "best" starts there
+    seed: int = 0  # the bank policy's seed
+    shell_timeout_s: float = 300.0
+    output_cap: int = 10_000  # characters of tool output the worker sees
+    worker_timeout_s: float = 3600.0  # one external-CLI turn
+    limit_detector_model: str | None = None  # optional model-based claimed-limit detector
+    model_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to litellm.completion
+
+    def validate(self) -> Configuration:
+        if self.mode not in MODES:
+            raise ConfigError(f"--mode '{self.mode}' is unknown; use one of {', '.join(MODES)}.")
+        if bool(self.model) == bool(self.worker_command):
+            raise ConfigError("give exactly one worker: --model NAME (built-in worker) or --worker-command CMD "
+                              "(an external coding CLI).")
+        if self.target is not None and self.target <= 0:
+            raise ConfigError(f"--target {self.target} must be a positive speedup such as 1.16.")
+        for name in ("max_steps", "plateau_evals", "failing_evals"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")
+        if not Path(self.kernel).is_file():
+            raise ConfigError(f"{self.kernel}: no such kernel file; pass the kernel the run starts from.")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Configuration:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=1))
+
+    @classmethod
+    def load(cls, path: Path) -> Configuration:
+        try:
+            return cls.from_dict(json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError, TypeError) as error:
+            raise ConfigError(f"{path}: the run configuration cannot be read ({error}).") from None
+
+    def budgets(self) -> dict[str, Any]:
+        return {"max_steps": self.max_steps, "max_dollars": self.max_dollars, "max_tokens": self.max_tokens,
+                "max_wall_s": self.max_wall_s, "max_evals": self.max_evals}

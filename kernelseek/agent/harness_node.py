@@ -1,0 +1,126 @@
+"""The harness node: snapshot the workspace's candidate, judge it, gate it, report back.
+
+Every evaluation gets the quick judgement; a correct candidate whose quick speedup beats the best's
+quick speedup gets the full judgement, and becomes the best only if that is correct and faster than
+the best's full speedup. An incorrect candidate never becomes the best. Results are cached in
+`candidates/<n>.result.json`, so a step replayed after a crash reuses them instead of re-timing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from kernelseek.agent import prompts
+from kernelseek.agent.run_store import Run
+from kernelseek.agent.state import State
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _judge(run: Run, path: Path, n: int, quick: bool) -> dict[str, Any]:
+    from kernelseek.harness import judge
+
+    kind = "quick" if quick else "full"
+    report = run.dir / "candidates" / f"{n}.{kind}.json"
+    verdict = judge(run.config.task, path, arch=run.config.arch, quick=quick, out=report)
+    return {"judgement": kind, "correct": bool(verdict.correct), "speedup": verdict.speedup,
+            "reason": verdict.reason, "summary": verdict.summary(), "report": str(report.relative_to(run.dir))}
+
+
+def judge_candidate(run: Run, n: int, best: dict | None) -> dict[str, Any]:
+    """Quick judgement, then full if it beats the best; cached by the candidate's content."""
+    path = run.candidate_path(n)
+    digest = sha256(path)
+    cache = run.dir / "candidates" / f"{n}.result.json"
+    if cache.is_file():
+        cached = json.loads(cache.read_text())
+        if cached.get("sha256") == digest:
+            return cached
+    quick = _judge(run, path, n, quick=True)
+    full = None
+    if quick["correct"] and (best is None or (quick["speedup"] or 0) > (best.get("quick_speedup") or 0)):
+        full = _judge(run, path, n, quick=False)
+    result = {"sha256": digest, "quick": quick, "full": full}
+    partial = cache.with_suffix(".partial")
+    partial.write_text(json.dumps(result, indent=1))
+    os.replace(partial, cache)
+    return result
+
+
+def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
+    """Judge the workspace's candidate (or, with start=True, the starting kernel as candidate 0)."""
+    step, best = state.get("step", 0), state.get("best")
+    if start:
+        n, parent = 0, None
+    else:
+        n, parent = state["n_candidates"], state.get("last_candidate")
+        if not run.candidate_file.is_file():
+            return _answer(state, f"evaluate: the candidate file {run.candidate_file.name} is missing from the "
+                           "workspace; write it and call evaluate again.", {})
+        shutil.copyfile(run.candidate_file, run.candidate_path(n))
+    result = judge_candidate(run, n, None if start else best)
+    quick, full = result["quick"], result["full"]
+
+    new_best = None
+    if start and quick["correct"]:
+        final = full or quick
+        new_best = {"candidate": 0, "speedup": final["speedup"], "quick_speedup": quick["speedup"],
+                    "judgement": final["judgement"], "path": str(run.candidate_path(0).relative_to(run.dir))}
+    elif full and full["correct"] and (best is None or best["judgement"] != "full"
+                                       or (full["speedup"] or 0) > (best["speedup"] or 0)):
+        new_best = {"candidate": n, "speedup": full["speedup"], "quick_speedup": quick["speedup"],
+                    "judgement": "full", "path": str(run.candidate_path(n).relative_to(run.dir))}
+    if new_best:
+        _snapshot_best(run, n, new_best, full or quick)
+
+    for verdict in filter(None, (quick, full)):
+        run.trace.write("evaluation", step=step, key=f"{step}:harness:{n}:{verdict['judgement']}", candidate=n,
+                        parent=parent, path=str(run.candidate_path(n).relative_to(run.dir)),
+                        sha256=result["sha256"], judgement=verdict["judgement"], correct=verdict["correct"],
+                        speedup=verdict["speedup"], reason=verdict["reason"],
+                        best=bool(new_best) and verdict is (full or quick), report=verdict["report"])
+
+    correct = quick["correct"] and (full is None or full["correct"])
+    report = quick["summary"] + (("\n" + full["summary"]) if full else "")
+    if new_best and not start:
+        report += f"\nThis candidate is the new best: {new_best['speedup']:.3f}x on the full suite."
+    elif correct and not start:
+        report += f"\nNot better than the best ({prompts.describe_best(best)})."
+    report += f"\nBest so far: {prompts.describe_best(new_best or best)}. Target: " \
+              f"{prompts.describe_target(run.config.target)}."
+    update: dict[str, Any] = {
+        "n_candidates": max(state.get("n_candidates", 1), n + 1), "last_candidate": n,
+        "last_sha": result["sha256"], "best": new_best or best,
+        "last_event": f"candidate {n}: " + ("correct" if correct else "INCORRECT") +
+                      (f", {quick['speedup']:.3f}x quick" if quick["speedup"] else "") + (", new best" if new_best else ""),
+    }
+    if not start:
+        update |= {"evals": state.get("evals", 0) + 1,
+                   "evals_since_gain": 0 if new_best else state.get("evals_since_gain", 0) + 1,
+                   "incorrect_streak": 0 if correct else state.get("incorrect_streak", 0) + 1}
+    return _answer(state, report, update)
+
+
+def _answer(state: State, report: str, update: dict[str, Any]) -> dict[str, Any]:
+    """Give the report to the worker: as the evaluate call's result, or as a message for a CLI worker."""
+    messages = list(state.get("messages") or [])
+    pending = state.get("pending_eval")
+    if pending:
+        messages.append({"role": "tool", "tool_call_id": pending, "content": report})
+    elif messages:
+        messages.append({"role": "user", "content": "The harness's report on your candidate:\n" + report})
+    return {"messages": messages, "pending_eval": None, "last_report": report, **update}
+
+
+def _snapshot_best(run: Run, n: int, best: dict[str, Any], verdict: dict[str, Any]) -> None:
+    folder = run.best_dir
+    shutil.copyfile(run.candidate_path(n), folder / f"kernel{run.candidate_path(n).suffix}")
+    shutil.copyfile(run.dir / verdict["report"], folder / "judgement.json")
+    (folder / "best.json").write_text(json.dumps(best, indent=1))

@@ -1,0 +1,64 @@
+"""The questioner node: at a decision point, ask the worker exactly one short question.
+
+human: `interrupt()` with the decision point, the best so far, the last harness report and the worker's
+       last words; the person's answer comes back through `Command(resume=text)`. "/stop" ends the run;
+       an empty answer lets the worker continue without a question.
+auto:  the bank's policy picks a question that fits the decision point (`kernelseek.bank.select_question`).
+none:  no question (the no-question baseline): the worker is only told to continue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.types import interrupt
+
+from kernelseek.agent import prompts
+from kernelseek.agent.decision_points import detect
+from kernelseek.agent.run_store import Run
+from kernelseek.agent.state import State
+
+STOP_WORDS = ("/stop", "/quit", "/end")
+
+
+def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) -> dict[str, Any]:
+    cfg, step = run.config, state.get("step", 0)
+    mode = mode or cfg.mode
+    kind, detail = detect(state, cfg, after_eval=after_eval) or ("done", "the worker ended its turn")
+    worker_words = (state.get("worker_words") or "")[-2000:]
+    run.trace.write("decision_point", step=step, key=f"{step}:questioner:decision", kind=kind, detail=detail,
+                    worker_words=worker_words)
+    best = prompts.describe_best(state.get("best"))
+    question, bank_id, question_kind, source = "", None, None, None
+
+    if mode == "human":
+        context = {"best_speedup": (state.get("best") or {}).get("speedup"), "best": best,
+                   "last_report": state.get("last_report", ""), "worker_words": worker_words}
+        answer = interrupt({"run_id": run.id, "step": step, "decision_point": kind, "detail": detail, **context})
+        text = str(answer or "").strip()
+        run.trace.write("human_message", step=step, key=f"{step}:questioner:human", text=text,
+                        decision_point=kind, context=context)
+        if text.lower() in STOP_WORDS:
+            return {"end_reason": "stopped by the person at the prompt", "decision": {"kind": kind, "detail": detail},
+                    "last_event": f"step {step}: {kind} — the person stopped the run"}
+        question, source = text, "human"
+    elif mode == "auto":
+        from kernelseek.bank import select_question
+
+        picked = select_question(kind, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step)
+        question, bank_id, question_kind, source = picked["text"], picked["id"], picked.get("kind"), "bank"
+
+    if question:
+        run.trace.write("question", step=step, key=f"{step}:questioner:question", text=question, source=source,
+                        bank_id=bank_id, question_kind=question_kind, decision_point=kind)
+        message = prompts.QUESTION.format(question=question)
+    else:
+        message = prompts.NUDGE.format(best=best, target=prompts.describe_target(cfg.target))
+    messages = [*(state.get("messages") or []), {"role": "user", "content": message}]
+    return {
+        "messages": messages, "decision": {"kind": kind, "detail": detail}, "worker_stopped": False,
+        "words_since_question": "", "evals_since_gain": 0, "incorrect_streak": 0,
+        "asked": [*(state.get("asked") or []), bank_id or question] if question else list(state.get("asked") or []),
+        "last_question": question or state.get("last_question", ""),
+        "last_event": f"step {step}: {kind} — " + (f"asked: {question}" if question else "no question"),
+    }

@@ -1,0 +1,175 @@
+"""Classify a question's kind, and find the words that tie it to one operator, library or vendor.
+
+The rule-based classifier (used when no model is configured) applies these rules in order; the first
+that matches decides:
+
+1. **reject_limit** — the message argues with a limit: it names a ceiling or bound ("memory-bound",
+   "limit", "ceiling", "peak", "roofline", "floor", "saturated", "theoretical", "the hardware",
+   "best possible/achievable"), or disputes an impossibility ("impossible", "cannot", "can't",
+   "are you sure", "who says").
+2. **inform** — the message supplies a technique instead of a direction: it names a vendor-specific
+   mechanism (see VENDOR_WORDS), or it is an instruction that starts with a technique verb ("use",
+   "try", "add", "switch to", "replace", "enable", "pad", "unroll", "double-buffer", "mark",
+   "vectorize", "increase", "decrease", "apply"), or it proposes one ("have you tried", "did you
+   try", "you should use", "why not use", "what about").
+3. **layer_shift** — the message points at a layer of the program: the algorithm, the work
+   decomposition and launch, data movement and the memory hierarchy, the instruction mix and
+   scheduling, synchronization, the compiler's output, or the measurement (see LAYER_PATTERNS).
+4. **other** — anything else (process nudges, encouragement, bookkeeping).
+
+`operator_words(text)` returns the operator names, library names and vendor-specific tricks a
+question mentions (OPERATOR_WORDS, LIBRARY_WORDS, VENDOR_WORDS). Learning with rules keeps the
+question's words and *flags* them; learning with a model asks it to rewrite them away, and flags what
+is left. The seed bank must have none.
+
+With a model (any litellm model name, e.g. from `$KERNELSEEK_BANK_MODEL`), `model_classify` asks it
+for the kind and a rewrite in one JSON reply; a failed call or an unusable reply falls back to the
+rules, so learning never stops for a provider's error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelseek.trace import QUESTION_KINDS
+
+OPERATOR_WORDS = (
+    "attention", "flash attention", "flashattention", "softmax", "online softmax", "matmul", "gemm",
+    "gemv", "convolution", "conv2d", "layernorm", "layer norm", "rmsnorm", "rms norm", "logsumexp",
+    "lse", "causal", "kv cache", "kv-cache", "head_dim", "head dim", "qk", "q@k", "qkt", "seqlen",
+    "rope", "rotary", "transformer", "fft", "stencil", "scan", "top-k", "topk", "embedding",
+)
+LIBRARY_WORDS = (
+    "cutlass", "cute", "cublas", "cublaslt", "cudnn", "thrust", "cub", "triton", "fa2", "fa3", "fa4",
+    "flashinfer", "xformers", "pytorch", "torch", "tensorrt", "cutile", "thunderkittens", "tilelang",
+)
+VENDOR_WORDS = (
+    "tma", "wgmma", "mma.sync", "mma", "ldmatrix", "stmatrix", "cp.async", "cp.async.bulk", "mbarrier",
+    "tcgen05", "tmem", "setmaxnreg", "multicast", "warp specialization", "warp-specialized",
+    "warp specialized", "warpgroup", "warp group", "swizzle", "swizzling", "tensor core",
+    "tensor cores", "tensor memory", "cluster launch", "thread block cluster", "distributed shared memory",
+    "dsmem", "ptx", "sass", "nvcc", "cuda", "nvidia", "hopper", "blackwell", "ampere", "sm_90",
+    "sm_90a", "sm90", "sm_100", "sm_100a", "sm100", "h100", "h200", "b200", "gb200", "a100", "nsight",
+    "ncu", "shfl", "__shfl_sync", "ex2.approx", "fp8", "nvfp4",
+)
+
+_PHRASE = r"(?<![A-Za-z0-9_]){}(?![A-Za-z0-9_])"
+
+
+def _compile(words: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
+    return [(w, re.compile(_PHRASE.format(re.escape(w)), re.IGNORECASE)) for w in words]
+
+
+_FLAG_PATTERNS = _compile(OPERATOR_WORDS) + _compile(LIBRARY_WORDS) + _compile(VENDOR_WORDS)
+_VENDOR_PATTERNS = _compile(VENDOR_WORDS) + _compile(LIBRARY_WORDS)
+
+LIMIT_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+    r"\b(memory|bandwidth|compute|latency|launch|issue|occupancy|overhead|io)[- ]bound\b",
+    r"\bbound by\b", r"\blimit(s|ed)?\b", r"\bceiling\b", r"\bpeak\b", r"\broofline\b", r"\bfloor\b",
+    r"\bsaturat\w*", r"\btheoretical\b", r"\bthe hardware\b", r"\bbest (possible|achievable)\b",
+    r"\bas fast as (it|this) (can|gets)\b", r"\bmaxed out\b", r"\bimpossible\b", r"\bcannot\b",
+    r"\bcan'?t\b", r"\bare you sure\b", r"\bwho says\b", r"\bprove\b",
+)]
+INFORM_VERBS = ("use", "try", "add", "switch", "replace", "enable", "pad", "unroll", "double-buffer",
+                "mark", "vectorize", "increase", "decrease", "apply", "fuse", "prefetch", "inline")
+INFORM_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+    r"^\s*(please\s+)?(" + "|".join(re.escape(v) for v in INFORM_VERBS) + r")\b",
+    r"\bhave you tried\b", r"\bdid you try\b", r"\byou should (use|try|add)\b", r"\bwhy not (use|try)\b",
+    r"^\s*what about\b", r"\bhow about (using|trying)\b",
+)]
+LAYER_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+    r"\blayers?\b", r"\balgorithm\w*", r"\brecomput\w*", r"\breorder\w*", r"\barithmetic\b",
+    r"\blaunch\w*", r"\bgrid\b", r"\bwaves?\b", r"\boccupancy\b", r"\bdecompos\w*", r"\bsplit\w*",
+    r"\bblocks?\b", r"\bmemory\b", r"\bdata movement\b", r"\bmoved?\b", r"\bbytes?\b", r"\bon[- ]chip\b",
+    r"\bcache\w*", r"\blayout\b", r"\bloads?\b", r"\bstores?\b", r"\bwritten back\b", r"\bregisters?\b",
+    r"\bspill\w*", r"\binstructions?\b", r"\bschedul\w*", r"\blatency\b", r"\bissued?\b",
+    r"\bpipelin\w*", r"\bstages?\b", r"\boverlap\w*", r"\bsynchroni[sz]\w*", r"\bbarriers?\b",
+    r"\block-?step\b", r"\bcompiler\b", r"\bgenerated\b", r"\bassembly\b", r"\bdisassembl\w*",
+    r"\btiming\w*", r"\bmeasure\w*", r"\bprofil\w*", r"\bhost\b", r"\binner loop\b",
+)]
+
+
+def operator_words(text: str) -> list[str]:
+    """Operator, library and vendor-specific words in `text`, lowercased, in order of first use."""
+    found: list[tuple[int, str]] = []
+    for word, pattern in _FLAG_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            found.append((match.start(), word))
+    words: list[str] = []
+    for _, word in sorted(found):
+        if not any(word != other and word in other for _, other in found):  # "mma" inside "mma.sync"
+            if word not in words:
+                words.append(word)
+    return words
+
+
+def rule_kind(text: str) -> str:
+    """The kind of a question by the documented rules above."""
+    if any(p.search(text) for p in LIMIT_PATTERNS):
+        return "reject_limit"
+    if any(p.search(text) for _, p in _VENDOR_PATTERNS):
+        return "inform"
+    if any(p.search(text) for p in INFORM_PATTERNS):
+        return "inform"
+    if any(p.search(text) for p in LAYER_PATTERNS):
+        return "layer_shift"
+    return "other"
+
+
+@dataclass
+class Classification:
+    kind: str
+    text: str                      # the question as it goes into the bank (rewritten by a model)
+    flags: list[str] = field(default_factory=list)
+    method: str = "rules"          # "rules" | "model:<name>"
+    note: str | None = None        # why a model result was not used, if it was not
+
+
+def classify(text: str, *, model: str | None = None, **completion_kwargs: Any) -> Classification:
+    """Kind, bank text and flags for a human message: by a model when one is given, else by rules."""
+    text = " ".join(text.split())
+    if model:
+        return model_classify(text, model, **completion_kwargs)
+    return Classification(kind=rule_kind(text), text=text, flags=operator_words(text))
+
+
+def configured_model() -> str | None:
+    return os.environ.get("KERNELSEEK_BANK_MODEL") or None
+
+
+MODEL_PROMPT = """You sort questions that a person asked a coding agent that optimizes a GPU kernel.
+Kinds: "layer_shift" (moves the agent to another layer of the program: algorithm, work decomposition
+and launch, data movement, instruction mix and scheduling, synchronization, the compiler's output,
+the measurement), "reject_limit" (disputes a limit the agent claimed: which ceiling, measured how, how
+far, what would have to change), "inform" (supplies a specific technique or fact), "other".
+Also rewrite the question so that it names no operator, library or vendor-specific mechanism, keeping
+its intent and keeping it short. Reply with JSON only: {"kind": "...", "rewrite": "..."}.
+
+Question: """
+
+
+def model_classify(text: str, model: str, **completion_kwargs: Any) -> Classification:
+    """Ask `model` (through litellm) for the kind and an operator-free rewrite; fall back to rules."""
+    fallback = Classification(kind=rule_kind(text), text=text, flags=operator_words(text))
+    try:
+        import litellm
+
+        response = litellm.completion(model=model, messages=[{"role": "user", "content": MODEL_PROMPT + text}],
+                                      temperature=0, **completion_kwargs)
+        content = response.choices[0].message.content or ""
+        match = re.search(r"\{.*\}", content, re.DOTALL)
+        data = json.loads(match.group(0)) if match else {}
+        kind = data.get("kind")
+        rewrite = " ".join(str(data.get("rewrite") or "").split())
+    except Exception as error:  # any provider error: keep learning with the rules
+        fallback.note = f"model {model} failed ({error.__class__.__name__}); used the rules"
+        return fallback
+    if kind not in QUESTION_KINDS or not rewrite:
+        fallback.note = f"model {model} gave an unusable reply; used the rules"
+        return fallback
+    return Classification(kind=kind, text=rewrite, flags=operator_words(rewrite), method=f"model:{model}")

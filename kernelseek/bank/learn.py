@@ -1,0 +1,214 @@
+"""`kernelseek bank learn RUNS...`: mine the human messages of human-mode runs into a bank file.
+
+For each run (a run folder or its trace.jsonl), in the order given:
+
+1. extract every `human_message` event with its decision point and context (runs whose `run_start`
+   says a mode other than "human" are skipped);
+2. skip a message already learned (its session and event key are in some entry's provenance), so
+   re-learning the same sessions adds nothing and leaves the file byte-for-byte unchanged;
+3. classify it (`classify.py`: a model through litellm when one is configured, the documented rules
+   otherwise) and flag operator-specific words (or have the model rewrite them away);
+4. score it by what followed (`outcomes.py`: best speedup before it, best within the next K
+   evaluations, their ratio);
+5. merge it into the most similar entry of the bank file when the two texts are near-duplicates
+   (similarity >= the threshold: the larger of the character-level ratio and the word-set overlap of
+   their normalized texts), combining provenance, decision points and outcomes; otherwise add a new
+   entry whose id is derived from its text.
+
+The bank file (`bank/learned-<name>.yaml`) is read and validated first — a malformed one stops the
+command with one sentence and is left untouched — and written back atomically only if it changed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelseek.bank.classify import classify
+from kernelseek.bank.model import BankError, BankFile, Question, default_bank_dir, load_bank_file, write_bank_file
+from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS, candidates, next_seq, score_question
+from kernelseek.trace import read_trace, trace_path
+
+DEFAULT_SIMILARITY = 0.75
+STOPWORDS = frozenset("""a an the is it its it's this that these those you your we our i me my to of in on
+for and or but at by be are was were do does did have has had what which how why who so if then than
+with as from not no yes can could would should will just really there here all any""".split())
+
+
+@dataclass
+class Message:
+    session: str
+    key: str
+    seq: int
+    step: int
+    text: str
+    decision_point: str
+    context: dict[str, Any]
+    before: float | None
+    after: float | None
+    gain: float | None
+    success: bool
+
+
+@dataclass
+class LearnSummary:
+    bank_path: Path
+    sessions: list[str] = field(default_factory=list)
+    skipped_runs: list[str] = field(default_factory=list)
+    messages: int = 0
+    already: int = 0
+    added: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    flagged: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    changed: bool = False
+
+
+def normalize(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("'", ""))
+    return " ".join(w for w in words if w not in STOPWORDS)
+
+
+def similarity(a: str, b: str) -> float:
+    na, nb = normalize(a), normalize(b)
+    if not na or not nb:
+        return 1.0 if na == nb else 0.0
+    ratio = difflib.SequenceMatcher(None, na, nb).ratio()
+    sa, sb = set(na.split()), set(nb.split())
+    jaccard = len(sa & sb) / len(sa | sb)
+    return max(ratio, jaccard)
+
+
+def run_id_of(path: Path, events: list[dict]) -> str:
+    for event in events:
+        if event["type"] == "run_start" and event.get("run_id"):
+            return str(event["run_id"])
+    return path.parent.name
+
+
+def extract(run: str | Path, *, k: int = DEFAULT_K, success: float = DEFAULT_SUCCESS) -> tuple[str, list[Message] | None]:
+    """(session id, its human messages scored), or (id, None) when the run is not a human-mode run."""
+    path = trace_path(run)
+    events = read_trace(path)
+    session = run_id_of(path, events)
+    modes = [e.get("mode") for e in events if e["type"] == "run_start"]
+    if modes and modes[0] != "human":
+        return session, None
+    cands = candidates(events)
+    asks = [e["seq"] for e in events if e["type"] == "human_message"]
+    messages = []
+    for event in events:
+        if event["type"] != "human_message":
+            continue
+        text = " ".join(str(event["text"]).split())
+        if not text:
+            continue
+        scored = score_question(cands, event["seq"], k=k, success=success, until=next_seq(asks, event["seq"]))
+        context = event["context"] if isinstance(event["context"], dict) else {}
+        messages.append(Message(session=session, key=str(event["key"]), seq=event["seq"], step=event["step"],
+                                text=text, decision_point=str(event["decision_point"]), context=context,
+                                before=scored.before, after=scored.after, gain=scored.gain,
+                                success=scored.success))
+    return session, messages
+
+
+def outcomes_of(provenance: list[dict[str, Any]]) -> dict[str, Any]:
+    learned = [p for p in provenance if p.get("source") == "session"]
+    gains = [p["gain"] for p in learned if isinstance(p.get("gain"), int | float)]
+    return {"asked": len(learned), "scored": len(gains),
+            "successes": sum(1 for p in learned if p.get("success")),
+            "mean_gain": round(sum(gains) / len(gains), 4) if gains else None}
+
+
+def learned_keys(bank: BankFile) -> set[tuple[str, str]]:
+    return {(str(p.get("session")), str(p.get("message")))
+            for q in bank.questions for p in q.provenance if p.get("source") == "session"}
+
+
+def entry_id(name: str, text: str, taken: set[str]) -> str:
+    digest = hashlib.sha1(normalize(text).encode()).hexdigest()
+    base = f"{name}-{digest[:8]}"
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    return candidate
+
+
+def learned_bank_path(name: str, bank_dir: str | Path | None = None) -> Path:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_\-]*", name):
+        raise BankError(f"the bank name '{name}' is not a word of letters, digits, '-' or '_'; pick another.")
+    return (Path(bank_dir) if bank_dir is not None else default_bank_dir()) / f"learned-{name}.yaml"
+
+
+def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path | None = None,
+          model: str | None = None, k: int = DEFAULT_K, success: float = DEFAULT_SUCCESS,
+          threshold: float = DEFAULT_SIMILARITY, dry_run: bool = False,
+          **completion_kwargs: Any) -> LearnSummary:
+    path = learned_bank_path(name, bank_dir)
+    if path.exists():
+        bank = load_bank_file(path)  # a malformed file stops here, untouched
+    else:
+        bank = BankFile(path=path, name=f"learned-{name}",
+                        description="Questions learned from recorded human-mode sessions by "
+                                    "`kernelseek bank learn`; review before relying on them.",
+                        questions=[])
+    summary = LearnSummary(bank_path=path)
+    # read every trace first: a corrupted one stops the command before anything is written
+    extracted = [extract(run, k=k, success=success) for run in runs]
+    seen = learned_keys(bank)
+    taken = {q.id for q in bank.questions}
+    for session, messages in extracted:
+        if messages is None:
+            summary.skipped_runs.append(session)
+            continue
+        summary.sessions.append(session)
+        for message in messages:
+            summary.messages += 1
+            if (message.session, message.key) in seen:
+                summary.already += 1
+                continue
+            seen.add((message.session, message.key))
+            result = classify(message.text, model=model, **completion_kwargs)
+            if result.note and result.note not in summary.notes:
+                summary.notes.append(result.note)
+            provenance = {"source": "session", "session": message.session, "message": message.key,
+                          "seq": message.seq, "step": message.step, "decision_point": message.decision_point,
+                          "original": message.text, "method": result.method,
+                          "before": _r(message.before), "after": _r(message.after), "gain": _r(message.gain),
+                          "success": message.success}
+            best, score = None, 0.0
+            for question in bank.questions:
+                value = similarity(result.text, question.text)
+                if value > score:
+                    best, score = question, value
+            if best is not None and score >= threshold:
+                best.provenance.append(provenance)
+                if message.decision_point not in best.fits:
+                    best.fits.append(message.decision_point)
+                for flag in result.flags:
+                    if flag not in best.flags:
+                        best.flags.append(flag)
+                best.outcomes = outcomes_of(best.provenance)
+                summary.merged.append(best.id)
+                continue
+            qid = entry_id(name, result.text, taken)
+            taken.add(qid)
+            question = Question(id=qid, text=result.text, kind=result.kind, fits=[message.decision_point],
+                                provenance=[provenance], flags=list(result.flags), source=path.name)
+            question.outcomes = outcomes_of(question.provenance)
+            bank.questions.append(question)
+            summary.added.append(qid)
+            if result.flags:
+                summary.flagged.append(qid)
+    summary.changed = bool(summary.added or summary.merged)
+    if summary.changed and not dry_run:
+        write_bank_file(bank)
+    return summary
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

@@ -1,0 +1,310 @@
+"""The question bank as data: YAML files under `bank/`, one per source, plus `stats.json`.
+
+A bank file (`bank/seed.yaml`, `bank/learned-<name>.yaml`) is a mapping:
+
+    name: seed                      # the source; defaults to the file's stem
+    description: ...                # free text, optional
+    questions:
+      - id: ls-launch               # unique across every bank file; letters, digits, '-', '_', '.'
+        text: Short question?       # one line, in our own words
+        kind: layer_shift           # layer_shift | reject_limit | inform | other
+        fits: [done, plateau]       # decision points: done | claimed_limit | plateau | failing
+        provenance:                 # where it came from: hand-written, or the sessions' messages
+          - {source: hand-written}
+          - {source: session, session: RUN_ID, message: EVENT_KEY, seq: 12, step: 4,
+             decision_point: plateau, original: "the human's words"}
+        flags: []                   # operator-specific words found and not rewritten (optional)
+        outcomes:                   # what followed it in the sessions it was learned from (optional)
+          asked: 2                  #   times asked, times scored (a correct candidate existed before),
+          scored: 2                 #   times a gain of at least X followed within K evaluations,
+          successes: 1              #   and the mean gain ratio (best after / best before)
+          mean_gain: 1.21
+
+`stats.json` beside the bank holds the outcome statistics of auto-mode runs, per run id, so that
+recording a run twice (after a crash and a resume) replaces its entry instead of counting it twice:
+
+    {"version": 1, "runs": {"RUN_ID": {"recorded": ISO_TIME, "outcomes": [
+        {"id": BANK_ID, "seq": 17, "before": 1.02, "after": 1.31, "gain": 1.28, "success": true}]}}}
+
+Every write goes to a temporary file in the same folder, is flushed to disk and renamed over the old
+file, so a crash never leaves a half-written bank or stats file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
+
+STATS_FILE = "stats.json"
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+ENTRY_FIELDS = ("id", "text", "kind", "fits", "provenance", "flags", "outcomes")
+OUTCOME_FIELDS = ("asked", "scored", "successes", "mean_gain")
+
+
+class BankError(ValueError):
+    """A bank or stats file that cannot be used; the message is one sentence naming file, entry, field."""
+
+
+@dataclass
+class Question:
+    id: str
+    text: str
+    kind: str
+    fits: list[str]
+    provenance: list[dict[str, Any]] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    outcomes: dict[str, Any] = field(default_factory=dict)
+    source: str = ""  # the bank file it was loaded from (not written)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "text": self.text, "kind": self.kind,
+                                "fits": list(self.fits), "provenance": [dict(p) for p in self.provenance]}
+        if self.flags:
+            data["flags"] = list(self.flags)
+        if self.outcomes:
+            data["outcomes"] = dict(self.outcomes)
+        return data
+
+
+@dataclass
+class BankFile:
+    path: Path
+    name: str
+    description: str
+    questions: list[Question]
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name}
+        if self.description:
+            data["description"] = self.description
+        data["questions"] = [q.to_dict() for q in self.questions]
+        return data
+
+
+def default_bank_dir() -> Path:
+    """`$KERNELSEEK_BANK` if set, else the `bank/` folder of the repository this package lives in."""
+    env = os.environ.get("KERNELSEEK_BANK")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "bank"
+
+
+# --- validation ------------------------------------------------------------------------------------
+
+def _entry_problem(entry: Any) -> tuple[str, str] | None:
+    """(field, what is wrong) for a bad entry, or None."""
+    if not isinstance(entry, dict):
+        return ("", "is not a mapping of fields")
+    for name in entry:
+        if name not in ENTRY_FIELDS:
+            return (name, f"is not a known field (expected {', '.join(ENTRY_FIELDS)})")
+    for name in ("id", "text", "kind", "fits"):
+        if name not in entry:
+            return (name, "is missing")
+    if not isinstance(entry["id"], str) or not ID_PATTERN.match(entry["id"]):
+        return ("id", "must be a word of letters, digits, '-', '_' or '.'")
+    if not isinstance(entry["text"], str) or not entry["text"].strip():
+        return ("text", "must be a non-empty string")
+    if entry["kind"] not in QUESTION_KINDS:
+        return ("kind", f"is '{entry['kind']}', not one of {', '.join(QUESTION_KINDS)}")
+    fits = entry["fits"]
+    if not isinstance(fits, list) or not fits:
+        return ("fits", f"must be a non-empty list of decision points ({', '.join(DECISION_POINTS)})")
+    for point in fits:
+        if point not in DECISION_POINTS:
+            return ("fits", f"names '{point}', not one of {', '.join(DECISION_POINTS)}")
+    provenance = entry.get("provenance", [])
+    if not isinstance(provenance, list) or not all(isinstance(p, dict) and "source" in p for p in provenance):
+        return ("provenance", "must be a list of mappings, each with a 'source'")
+    flags = entry.get("flags", [])
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        return ("flags", "must be a list of strings")
+    outcomes = entry.get("outcomes", {})
+    if not isinstance(outcomes, dict):
+        return ("outcomes", "must be a mapping")
+    for name, value in outcomes.items():
+        if name not in OUTCOME_FIELDS:
+            return ("outcomes", f"has the unknown field '{name}' (expected {', '.join(OUTCOME_FIELDS)})")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return ("outcomes", f"has a non-numeric '{name}'")
+    return None
+
+
+def parse_bank(data: Any, path: Path) -> BankFile:
+    """Validate the parsed YAML of one bank file."""
+    if not isinstance(data, dict):
+        raise BankError(f"{path}: the file must be a mapping with a 'questions' list; rewrite it in that shape.")
+    questions = data.get("questions")
+    if not isinstance(questions, list):
+        raise BankError(f"{path}: the field 'questions' is missing or not a list; add a list of questions.")
+    result: list[Question] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(questions, 1):
+        problem = _entry_problem(entry)
+        label = entry.get("id") if isinstance(entry, dict) and isinstance(entry.get("id"), str) else None
+        where = f"entry {index}" + (f" ('{label}')" if label else "")
+        if problem:
+            name, what = problem
+            subject = f"the field '{name}'" if name else "it"
+            raise BankError(f"{path}: {where}: {subject} {what}; fix that entry.")
+        if entry["id"] in seen:
+            raise BankError(f"{path}: {where}: the field 'id' repeats an earlier entry; give it a unique id.")
+        seen.add(entry["id"])
+        result.append(Question(id=entry["id"], text=" ".join(entry["text"].split()), kind=entry["kind"],
+                               fits=list(entry["fits"]), provenance=list(entry.get("provenance") or []),
+                               flags=list(entry.get("flags") or []),
+                               outcomes=dict(entry.get("outcomes") or {}), source=path.name))
+    description = data.get("description") or ""
+    return BankFile(path=path, name=str(data.get("name") or path.stem), description=str(description),
+                    questions=result)
+
+
+def load_bank_file(path: str | Path) -> BankFile:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BankError(f"{path}: no such bank file; check the path.") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BankError(f"{path}: cannot be read ({error.__class__.__name__}); check the file.") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise BankError(f"{path}: not valid YAML{where}; fix the syntax there.") from None
+    return parse_bank(data, path)
+
+
+def bank_files(bank_dir: str | Path | None = None) -> list[Path]:
+    bank_dir = Path(bank_dir) if bank_dir is not None else default_bank_dir()
+    if not bank_dir.is_dir():
+        raise BankError(f"{bank_dir}: no such bank folder; set KERNELSEEK_BANK or pass --bank-dir.")
+    return sorted(p for p in bank_dir.glob("*.yaml") if not p.name.startswith("."))
+
+
+def load_bank(bank_dir: str | Path | None = None) -> list[Question]:
+    """Every question of every bank file in `bank_dir`, validated; ids must be unique across files."""
+    questions: list[Question] = []
+    owner: dict[str, Path] = {}
+    for path in bank_files(bank_dir):
+        for question in load_bank_file(path).questions:
+            if question.id in owner:
+                raise BankError(f"{path}: entry '{question.id}': the field 'id' is already used in "
+                                f"{owner[question.id].name}; give it a unique id.")
+            owner[question.id] = path
+            questions.append(question)
+    return questions
+
+
+# --- writing -----------------------------------------------------------------------------------------
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write to a temporary file in the same folder, fsync it, and rename it over `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def dump_bank(bank: BankFile) -> str:
+    return yaml.safe_dump(bank.to_dict(), sort_keys=False, allow_unicode=True, width=100)
+
+
+def write_bank_file(bank: BankFile) -> None:
+    text = dump_bank(bank)
+    parse_bank(yaml.safe_load(text), bank.path)  # never write what we could not read back
+    atomic_write_text(bank.path, text)
+
+
+# --- stats -------------------------------------------------------------------------------------------
+
+def stats_path(bank_dir: str | Path | None = None) -> Path:
+    return (Path(bank_dir) if bank_dir is not None else default_bank_dir()) / STATS_FILE
+
+
+def load_stats(bank_dir: str | Path | None = None) -> dict[str, Any]:
+    path = stats_path(bank_dir)
+    if not path.exists():
+        return {"version": 1, "runs": {}}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise BankError(f"{path}: not valid JSON; restore it from version control or delete it to "
+                        "start the statistics afresh.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), dict):
+        raise BankError(f"{path}: the field 'runs' is missing or not a mapping; restore or delete the file.")
+    for run_id, run in data["runs"].items():
+        if not isinstance(run, dict) or not isinstance(run.get("outcomes"), list):
+            raise BankError(f"{path}: run '{run_id}': the field 'outcomes' is missing or not a list; "
+                            "restore or delete the file.")
+        for outcome in run["outcomes"]:
+            if not isinstance(outcome, dict) or not isinstance(outcome.get("id"), str):
+                raise BankError(f"{path}: run '{run_id}': an outcome lacks its 'id'; restore or delete the file.")
+    return data
+
+
+@contextlib.contextmanager
+def stats_lock(bank_dir: str | Path | None = None) -> Iterator[None]:
+    """An exclusive lock around read-modify-write of stats.json (runs may end at the same time)."""
+    path = stats_path(bank_dir).with_name(".stats.lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def save_stats(data: dict[str, Any], bank_dir: str | Path | None = None) -> None:
+    atomic_write_text(stats_path(bank_dir), json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def aggregate_stats(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per bank id: asked, scored, successes, mean_gain over every recorded auto-mode run."""
+    totals: dict[str, dict[str, Any]] = {}
+    for run in data.get("runs", {}).values():
+        for outcome in run.get("outcomes", []):
+            entry = totals.setdefault(outcome["id"], {"asked": 0, "scored": 0, "successes": 0, "gains": []})
+            entry["asked"] += 1
+            gain = outcome.get("gain")
+            if isinstance(gain, int | float) and not isinstance(gain, bool):
+                entry["scored"] += 1
+                entry["gains"].append(float(gain))
+                entry["successes"] += bool(outcome.get("success"))
+    for entry in totals.values():
+        gains = entry.pop("gains")
+        entry["mean_gain"] = round(sum(gains) / len(gains), 4) if gains else None
+    return totals

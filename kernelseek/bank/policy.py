@@ -1,0 +1,124 @@
+"""The auto-mode policy: which bank question to ask at a decision point.
+
+1. Only questions whose `fits` names the decision point are eligible, and none of the ids asked in the
+   last `recent` decision points of this run (if that leaves nothing, the rule relaxes to "not the
+   last one asked", then to any fitting question). Questions flagged as operator-specific are used
+   only when nothing else fits.
+2. Thompson sampling on "a gain of at least X within K evaluations" (see `outcomes.py`): each eligible
+   question gets a Beta(1 + successes, 1 + failures) posterior, counting the outcomes recorded in
+   `stats.json` from auto-mode runs and the ones learned from the human sessions it came from; one
+   draw per question, the highest draw is asked. Untried questions (Beta(1, 1)) keep being explored;
+   questions that preceded gains are exploited.
+3. Deterministic: the random generator is seeded from (seed, decision point, the ids asked so far), so
+   the same run state always gets the same question, including after a resume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kernelseek.bank.model import (
+    BankError,
+    Question,
+    aggregate_stats,
+    load_bank,
+    load_stats,
+    save_stats,
+    stats_lock,
+)
+from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS, candidates, next_seq, score_question
+from kernelseek.trace import DECISION_POINTS, read_trace, trace_path
+
+DEFAULT_RECENT = 3
+
+
+def posterior(question: Question, stats: dict[str, dict[str, Any]]) -> tuple[float, float]:
+    """Beta parameters (alpha, beta) for a question from its learned and recorded outcomes."""
+    successes = failures = 0
+    for source in (question.outcomes, stats.get(question.id, {})):
+        scored = int(source.get("scored") or 0)
+        wins = int(source.get("successes") or 0)
+        successes += wins
+        failures += max(scored - wins, 0)
+    return 1.0 + successes, 1.0 + failures
+
+
+def eligible(questions: list[Question], decision_point: str, asked: list[str], recent: int) -> list[Question]:
+    fitting = [q for q in questions if decision_point in q.fits]
+    if not fitting:
+        raise BankError(f"the bank has no question that fits the decision point '{decision_point}'; "
+                        "add one whose 'fits' names it.")
+    clean = [q for q in fitting if not q.flags] or fitting
+    recent_ids = set(asked[-recent:]) if recent > 0 else set()
+    for exclude in (recent_ids, set(asked[-1:])):
+        pool = [q for q in clean if q.id not in exclude]
+        if pool:
+            return pool
+    return clean
+
+
+def _rng(seed: int, decision_point: str, asked: list[str]) -> random.Random:
+    digest = hashlib.sha256(f"{seed}|{decision_point}|{','.join(asked)}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def choose(questions: list[Question], stats: dict[str, dict[str, Any]], decision_point: str,
+           asked: list[str], *, seed: int, recent: int = DEFAULT_RECENT) -> Question:
+    if decision_point not in DECISION_POINTS:
+        raise BankError(f"the decision point '{decision_point}' is unknown; use one of "
+                        f"{', '.join(DECISION_POINTS)}.")
+    pool = sorted(eligible(questions, decision_point, list(asked), recent), key=lambda q: q.id)
+    rng = _rng(seed, decision_point, list(asked))
+    draws = [(rng.betavariate(*posterior(q, stats)), q.id, q) for q in pool]
+    return max(draws, key=lambda d: (d[0], d[1]))[2]
+
+
+def select_question(decision_point: str, asked: list[str], *, seed: int, bank_dir: Path | None = None,
+                    recent: int = DEFAULT_RECENT) -> dict[str, Any]:
+    """The question to ask now: {id, text, kind, fits, source}. Raises BankError (one sentence)."""
+    questions = load_bank(bank_dir)
+    stats = aggregate_stats(load_stats(bank_dir))
+    question = choose(questions, stats, decision_point, list(asked), seed=seed, recent=recent)
+    return {"id": question.id, "text": question.text, "kind": question.kind, "fits": list(question.fits),
+            "source": question.source}
+
+
+def run_outcomes(run_dir: str | Path, *, k: int = DEFAULT_K,
+                 success: float = DEFAULT_SUCCESS) -> tuple[str, list[dict[str, Any]]]:
+    """(run id, the scored outcome of every bank question the run asked)."""
+    path = trace_path(run_dir)
+    events = read_trace(path)
+    run_id = next((str(e["run_id"]) for e in events if e["type"] == "run_start" and e.get("run_id")),
+                  path.parent.name)
+    cands = candidates(events)
+    asks = [e["seq"] for e in events if e["type"] == "question"]
+    outcomes = []
+    for event in events:
+        if event["type"] == "question" and event.get("source") == "bank" and event.get("bank_id"):
+            scored = score_question(cands, event["seq"], k=k, success=success, until=next_seq(asks, event["seq"]))
+            outcomes.append({"id": str(event["bank_id"]), **scored.to_dict()})
+    return run_id, outcomes
+
+
+def record_run_outcomes(run_dir: Path, bank_dir: Path | None = None, *, k: int = DEFAULT_K,
+                        success: float = DEFAULT_SUCCESS) -> None:
+    """Score the bank questions a run asked and store them in `stats.json` under the run's id.
+
+    Idempotent: the run's entry is replaced, never added to, so calling it again (after a crash and a
+    resume, or after every evaluation to keep the statistics current) never counts a question twice.
+    """
+    run_id, outcomes = run_outcomes(run_dir, k=k, success=success)
+    with stats_lock(bank_dir):
+        data = load_stats(bank_dir)
+        previous = data["runs"].get(run_id)
+        if not outcomes and previous is None:
+            return
+        if previous is not None and previous.get("outcomes") == outcomes:
+            return
+        data["runs"][run_id] = {"recorded": datetime.now(UTC).isoformat(timespec="seconds"),
+                                "outcomes": outcomes}
+        save_stats(data, bank_dir)

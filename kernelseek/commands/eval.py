@@ -1,0 +1,166 @@
+"""`kernelseek eval` and `kernelseek scenarios`: judge a kernel file, list a task's suite."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kernelseek.harness.build import TARGETS, BuildError, build_kernel
+from kernelseek.harness.judge import Judgement, judge
+from kernelseek.harness.task import TaskError, load_task, repo_root
+
+console = Console()
+
+
+def fail(message: str) -> None:
+    console.print(f"[red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+def infer_task(kernel: Path) -> str:
+    """The task whose entry point the kernel defines."""
+    text = kernel.read_text(errors="replace")
+    root = repo_root() / "evals" / "tasks"
+    matches = []
+    for folder in sorted(p for p in root.iterdir() if (p / "task.py").is_file()):
+        task = load_task(folder)
+        if task.entry_point and task.entry_point in text:
+            matches.append(folder.name)
+    if len(matches) != 1:
+        found = "none" if not matches else ", ".join(matches)
+        fail(f"{kernel}: cannot tell which task this kernel is for (tasks whose entry point it names: {found}); "
+             "pass --task NAME.")
+    return matches[0]
+
+
+def _fmt(value: float | None, spec: str = ".3f", suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{suffix}"
+
+
+def print_judgement(verdict: Judgement) -> None:
+    table = Table(title=f"{verdict.task} · {verdict.kernel} · {verdict.arch} · {verdict.judgement} judgement")
+    for column in ("group", "scenarios", "correct", f"speedup vs {verdict.baseline}"):
+        table.add_column(column, justify="right" if column != "group" else "left")
+    for name, group in verdict.groups.items():
+        table.add_row(name, str(group["n"]), str(group["correct"]), _fmt(group["speedup"], suffix="x"))
+    table.add_row("[bold]all", str(len(verdict.scenarios)), str(sum(bool(s.get("correct")) for s in verdict.scenarios)),
+                  "[bold]" + _fmt(verdict.speedup, suffix="x"))
+    console.print(table)
+    if verdict.slowest():
+        slow = Table(title="slowest scenarios")
+        for column in ("scenario", "candidate µs", "baseline µs", "eager µs (cand/base)", "TFLOP/s", "speedup"):
+            slow.add_column(column)
+        base = verdict.baseline
+        for s in verdict.slowest(5):
+            t, e = s["time_s"], s.get("eager_s", {})
+            slow.add_row(s["scenario"], f"{t['candidate'] * 1e6:.1f}", f"{t[base] * 1e6:.1f}",
+                         f"{e.get('candidate', 0) * 1e6:.0f}/{e.get(base, 0) * 1e6:.0f}",
+                         f"{s['tflops']['candidate']:.1f}", f"{s['speedup']:.3f}x")
+        console.print(slow)
+    for s in verdict.failures()[:10]:
+        console.print(f"[red]✗[/] {s['scenario']}: {s.get('reason')}")
+    verdict_text = "[green]CORRECT[/]" if verdict.correct else f"[red]INCORRECT[/]: {verdict.reason}"
+    console.print(f"{verdict_text} · geomean speedup {_fmt(verdict.speedup, suffix='x')} · {verdict.wall_s:.1f} s")
+
+
+def register(app: typer.Typer, **_: typer.Typer) -> None:
+    @app.command("eval")
+    def eval_command(
+        kernel: Path = typer.Argument(..., help="The kernel file: a .cu for sm90/sm100, a .cpp for cpu."),
+        arch: str = typer.Option("sm90", help="Target: sm90 (Hopper, vs FA3), sm100 (Blackwell, vs FA4), cpu."),
+        task: str = typer.Option(None, help="Task folder or name under evals/tasks (default: the task whose "
+                                 "entry point the kernel defines)."),
+        quick: bool = typer.Option(False, "--quick", help="Judge a fixed representative subset only."),
+        compile_only: bool = typer.Option(False, "--compile-only", help="Build and guard only; print the "
+                                          "resource report (works without a GPU)."),
+        out: Path = typer.Option(None, help="Write the full JSON report here (e.g. evals/results/NAME.json)."),
+        scenarios: str = typer.Option(None, help="Only scenarios whose name or group matches this glob."),
+        seed: int = typer.Option(None, help="Seed for the random inputs (default: a fresh one each time)."),
+        beside: bool = typer.Option(None, "--beside/--no-beside", help="Also time the other baselines "
+                                    "(cuDNN, FA2) beside the headline one (default: on for full judgements)."),
+    ) -> None:
+        """Judge a kernel: build it, check it on every scenario, time it against the baseline.
+
+        A kernel counts only if it is correct on every scenario; its score is the geometric mean of
+        baseline time / kernel time, each call timed as a CUDA graph replay, interleaved with the
+        baseline in one process. Example:
+
+            kernelseek eval kernels/seeds/flash_attn_fwd.cu --arch sm90 --out evals/results/seed-sm90.json
+        """
+        if not kernel.is_file():
+            fail(f"{kernel}: no such kernel file; pass the path of a .cu or .cpp file.")
+        if arch not in TARGETS:
+            fail(f"--arch {arch} is not a target; use one of {', '.join(TARGETS)}.")
+        task_name = task or infer_task(kernel)
+        if compile_only:
+            try:
+                built = build_kernel(kernel, arch)
+            except BuildError as error:
+                fail(str(error))
+            table = Table(title=f"{kernel} for {arch}: {'cached' if built.cached else 'built'} → {built.library}")
+            for column in ("kernel", "registers", "smem bytes", "stack", "spill st/ld"):
+                table.add_column(column)
+            for r in built.resources:
+                table.add_row(r["kernel"][:70], str(r["registers"]), str(r["smem_bytes"]), str(r["stack_frame"]),
+                              f"{r['spill_stores']}/{r['spill_loads']}")
+            console.print(table)
+            console.print(f"guard passed · {len(built.resources)} kernels · spills: {built.spills} bytes")
+            if out:
+                import json
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(json.dumps(built.to_dict(), indent=1))
+            return
+        command = "kernelseek " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.fields[last]}"), console=console, transient=True) as progress:
+            bar = progress.add_task("building", total=None, last="")
+
+            def started(total: int) -> None:
+                progress.update(bar, total=total, description="judging")
+
+            def done(result: dict) -> None:
+                mark = "[green]✓" if result.get("correct") else "[red]✗"
+                speed = f" {result['speedup']:.2f}x" if result.get("speedup") else ""
+                progress.update(bar, advance=1, last=f"{mark}[/] {result['scenario']}{speed}")
+
+            try:
+                verdict = judge(task_name, kernel, arch, quick=quick, out=out, scenarios=scenarios, seed=seed,
+                                beside=beside, progress=done, on_start=started, command=command)
+            except (TaskError, ValueError) as error:
+                fail(str(error))
+        if not verdict.scenarios:
+            fail(verdict.reason or "nothing was judged")
+        print_judgement(verdict)
+        if out:
+            console.print(f"report: {out}")
+        raise typer.Exit(0 if verdict.correct else 1)
+
+    @app.command("scenarios")
+    def scenarios_command(
+        task: str = typer.Argument("flash_attn_fwd", help="Task folder or name under evals/tasks."),
+        arch: str = typer.Option("sm90", help="Which suite."),
+        quick: bool = typer.Option(False, "--quick", help="Only the quick subset."),
+    ) -> None:
+        """List a task's scenario suite for an arch (what `kernelseek eval` checks and times)."""
+        try:
+            loaded = load_task(task)
+            if arch not in loaded.archs:
+                fail(f"{loaded.folder}: the task has no {arch} suite; use one of {', '.join(loaded.archs)}.")
+            suite = [s for s in loaded.scenarios(arch) if s.quick or not quick]
+        except TaskError as error:
+            fail(str(error))
+        table = Table(title=f"{loaded.name} · {arch} · {len(suite)} scenarios")
+        table.add_column("scenario")
+        table.add_column("group")
+        table.add_column("quick")
+        table.add_column("params")
+        for s in suite:
+            params = ", ".join(f"{k}={v}" for k, v in s.params.items() if not isinstance(v, list))
+            table.add_row(s.name, s.group, "✓" if s.quick else "", params)
+        console.print(table)
