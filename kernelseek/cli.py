@@ -26,7 +26,7 @@ trace_app = typer.Typer(help="Read run traces: a timeline of one run, or the ana
 app.add_typer(bank_app, name="bank")
 app.add_typer(trace_app, name="trace")
 
-COMMAND_MODULES = ("eval", "run", "bank", "analyze", "experiment")
+COMMAND_MODULES = ("eval", "demo", "run", "bank", "analyze", "experiment")
 
 for _name in COMMAND_MODULES:
     try:

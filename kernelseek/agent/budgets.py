@@ -6,17 +6,22 @@ from kernelseek.agent.configuration import Configuration
 from kernelseek.agent.state import State
 
 
-def target_met(state: State, cfg: Configuration) -> bool:
-    best = state.get("best") or {}
-    return cfg.target is not None and (best.get("speedup") or 0.0) >= cfg.target
+def target_met(state: State, cfg: Configuration) -> str | None:
+    speedup = (state.get("best") or {}).get("speedup") or 0.0
+    if cfg.target is not None and speedup >= cfg.target:
+        return f"target {cfg.target:g}x met"
+    start = state.get("start_speedup")
+    if cfg.target_gain is not None and start and speedup >= start * cfg.target_gain:
+        return f"target gain {cfg.target_gain:g}x over the starting kernel met"
+    return None
 
 
 def exhausted(state: State, cfg: Configuration) -> str | None:
     """Why the run must end now (the target is met, or a budget is spent), or None."""
     if state.get("end_reason"):
         return state["end_reason"]
-    if target_met(state, cfg):
-        return f"target {cfg.target:g}x met"
+    if met := target_met(state, cfg):
+        return met
     if state.get("step", 0) >= cfg.max_steps:
         return f"step budget spent ({cfg.max_steps} worker turns)"
     if cfg.max_dollars is not None and state.get("cost_usd", 0.0) >= cfg.max_dollars:

@@ -24,6 +24,7 @@ class Configuration:
     mode: str = "auto"  # human: a person types the questions; auto: the bank; none: no questions
     graph: str = "kernelseek"  # the module under graphs/ that builds the graph
     target: float | None = None  # the run ends when the best speedup reaches it
+    target_gain: float | None = None  # ... or when the best is this many times the starting kernel's speedup
     max_steps: int = 60  # worker turns (model calls, or external CLI invocations)
     max_dollars: float | None = 20.0
     max_tokens: int | None = None  # counts every model call, priced or not
@@ -47,6 +48,10 @@ class Configuration:
                               "(an external coding CLI).")
         if self.target is not None and self.target <= 0:
             raise ConfigError(f"--target {self.target} must be a positive speedup such as 1.16.")
+        if self.target_gain is not None and self.target_gain <= 1:
+            raise ConfigError(f"--target-gain {self.target_gain} must be above 1 (e.g. 1.3: 30% faster than the start).")
+        if self.target_gain is not None and not self.judge_start:
+            raise ConfigError("--target-gain needs the starting kernel judged; drop --no-judge-start.")
         for name in ("max_steps", "plateau_evals", "failing_evals"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")

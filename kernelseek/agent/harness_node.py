@@ -101,7 +101,9 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
         "last_event": f"candidate {n}: " + ("correct" if correct else "INCORRECT") +
                       (f", {quick['speedup']:.3f}x quick" if quick["speedup"] else "") + (", new best" if new_best else ""),
     }
-    if not start:
+    if start:
+        update["start_speedup"] = new_best["speedup"] if new_best else None
+    else:
         update |= {"evals": state.get("evals", 0) + 1,
                    "evals_since_gain": 0 if new_best else state.get("evals_since_gain", 0) + 1,
                    "incorrect_streak": 0 if correct else state.get("incorrect_streak", 0) + 1}

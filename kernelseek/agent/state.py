@@ -19,6 +19,7 @@ class State(TypedDict, total=False):
     last_candidate: int | None  # the candidate the workspace holds an edit of (lineage parent)
     last_sha: str | None  # sha256 of the last candidate judged
     best: dict[str, Any] | None  # {candidate, speedup, quick_speedup, judgement, path}
+    start_speedup: float | None  # the starting kernel's speedup (full judgement), if it was judged
     last_report: str  # the harness's last report, as the worker saw it
     evals: int
     evals_since_gain: int
@@ -37,7 +38,7 @@ class State(TypedDict, total=False):
 
 def initial_state(run_dir: str) -> State:
     return State(run_dir=run_dir, step=0, messages=[], pending_eval=None, worker_stopped=False, worker_words="",
-                 words_since_question="", n_candidates=1, last_candidate=0, last_sha=None, best=None,
+                 words_since_question="", n_candidates=1, last_candidate=0, last_sha=None, best=None, start_speedup=None,
                  last_report="", evals=0, evals_since_gain=0, incorrect_streak=0, cost_usd=0.0, tokens=0,
                  unpriced_calls=0, elapsed_s=0.0, asked=[], last_question="", decision=None,
                  last_event="started", end_reason=None, bank_note=None)

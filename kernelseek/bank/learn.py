@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from kernelseek.bank.classify import classify
-from kernelseek.bank.model import BankError, BankFile, Question, default_bank_dir, load_bank_file, write_bank_file
+from kernelseek.bank.model import (
+    BankError,
+    BankFile,
+    Question,
+    default_bank_dir,
+    load_bank_file,
+    write_bank_file,
+)
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS, candidates, next_seq, score_question
 from kernelseek.trace import read_trace, trace_path
 

@@ -61,7 +61,7 @@ def print_judgement(verdict: Judgement) -> None:
             t, e = s["time_s"], s.get("eager_s", {})
             slow.add_row(s["scenario"], f"{t['candidate'] * 1e6:.1f}", f"{t[base] * 1e6:.1f}",
                          f"{e.get('candidate', 0) * 1e6:.0f}/{e.get(base, 0) * 1e6:.0f}",
-                         f"{s['tflops']['candidate']:.1f}", f"{s['speedup']:.3f}x")
+                         f"{s['tflops']['candidate']:.3g}", f"{s['speedup']:.3f}x")
         console.print(slow)
     for s in verdict.failures()[:10]:
         console.print(f"[red]✗[/] {s['scenario']}: {s.get('reason')}")

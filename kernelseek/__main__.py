@@ -1,0 +1,3 @@
+from kernelseek.cli import main
+
+main()

@@ -1,0 +1,253 @@
+"""`kernelseek report RUN`: an HTML page and its PNG plots for one run.
+
+Writes, into the output folder (default `<run>/report/`):
+
+    report.html          the run's summary, the per-kind table, the questions with what followed
+                         them, the large gains with their attribution, and the three plots
+    best_speedup.png     best speedup over steps, every correct candidate as a grey dot, each question
+                         as a marker coloured by its kind (and the target as a dashed line)
+    scenarios.png        per-scenario speedups of the best kernel, read from the report JSON that the
+                         best candidate's evaluation event points to (a note in the plot when none)
+    cost.png             cumulative model dollars and tokens over wall-clock minutes
+
+matplotlib runs with the Agg backend; nothing needs a display.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from kernelseek.analysis.graph import (  # noqa: E402
+    RunAnalysis,
+    analyze_run,
+    elapsed_minutes,
+    gains_table,
+    kind_table,
+    run_table,
+)
+from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_LARGE  # noqa: E402
+
+KIND_COLOURS = {"layer_shift": "#1f77b4", "reject_limit": "#d62728", "inform": "#2ca02c", "other": "#7f7f7f"}
+PLOT_FILES = ("best_speedup.png", "scenarios.png", "cost.png")
+
+
+def resolve_report(analysis: RunAnalysis, report: str | None) -> Path | None:
+    """The best candidate's report JSON: an absolute path, or relative to the run folder or the cwd."""
+    if not report:
+        return None
+    path = Path(report)
+    options = [path] if path.is_absolute() else [analysis.path.parent / path, Path.cwd() / path]
+    return next((p for p in options if p.is_file()), None)
+
+
+def scenario_speedups(analysis: RunAnalysis) -> tuple[list[tuple[str, float]], str | None]:
+    """[(scenario, speedup)] of the best kernel, and a note when they could not be read."""
+    best = analysis.best
+    if best is None:
+        return [], "no candidate became the best"
+    path = resolve_report(analysis, best.report)
+    if path is None:
+        return [], f"no report JSON found for the best candidate {best.id}"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return [], f"the report {path} is not valid JSON"
+    scenarios = data.get("scenarios") if isinstance(data, dict) else None
+    if isinstance(scenarios, dict):
+        scenarios = [{"scenario": k, "speedup": v} for k, v in scenarios.items()]
+    result = []
+    for item in scenarios or []:
+        if not isinstance(item, dict):
+            continue
+        name = item.get("scenario") or item.get("name")
+        speedup = item.get("speedup")
+        if name is not None and isinstance(speedup, int | float) and not isinstance(speedup, bool):
+            result.append((str(name), float(speedup)))
+    return result, None if result else f"the report {path} lists no per-scenario speedups"
+
+
+def plot_best_speedup(analysis: RunAnalysis, path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
+    correct = [c for c in analysis.candidates if c.correct and c.speedup is not None]
+    if correct:
+        ax.scatter([c.step for c in correct], [c.speedup for c in correct], s=14, color="#bbbbbb",
+                   label="correct candidate", zorder=2)
+    best_points: list[tuple[int, float]] = []
+    running = None
+    for cand in analysis.candidates:
+        if cand.best and cand.speedup is not None and (running is None or cand.speedup > running):
+            running = cand.speedup
+            best_points.append((cand.step, running))
+    last_step = max(analysis.steps, best_points[-1][0] if best_points else 0)
+    if best_points:
+        xs = [p[0] for p in best_points] + [last_step]
+        ys = [p[1] for p in best_points] + [best_points[-1][1]]
+        ax.step(xs, ys, where="post", color="black", linewidth=2, label="best speedup", zorder=3)
+
+    def best_at(step: int) -> float:
+        values = [v for s, v in best_points if s <= step]
+        return values[-1] if values else (best_points[0][1] if best_points else 1.0)
+
+    seen_kinds: set[str] = set()
+    for ask in analysis.asks:
+        colour = KIND_COLOURS.get(ask.kind, "#000000")
+        label = ask.kind if ask.kind not in seen_kinds else None
+        seen_kinds.add(ask.kind)
+        ax.axvline(ask.step, color=colour, alpha=0.25, linewidth=1, zorder=1)
+        ax.scatter([ask.step], [best_at(ask.step)], marker="v", s=90, color=colour, edgecolors="black",
+                   label=label, zorder=4)
+    large = [g for g in analysis.gains if g.large]
+    if large:
+        ax.scatter([g.step for g in large], [g.speedup for g in large], marker="*", s=160, color="#ffbf00",
+                   edgecolors="black", label="large gain", zorder=5)
+    target = analysis.start.get("target")
+    if isinstance(target, int | float) and not isinstance(target, bool):
+        ax.axhline(float(target), color="#9467bd", linestyle="--", linewidth=1, label=f"target {target:g}")
+    ax.set_xlabel("step")
+    ax.set_ylabel("speedup over the baseline")
+    ax.set_title(f"{analysis.run_id}: best speedup over steps, questions by kind")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def plot_scenarios(analysis: RunAnalysis, path: Path) -> tuple[list[tuple[str, float]], str | None]:
+    speedups, note = scenario_speedups(analysis)
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
+    if speedups:
+        names = [n for n, _ in speedups]
+        values = [v for _, v in speedups]
+        colours = ["#2ca02c" if v >= 1.0 else "#d62728" for v in values]
+        ax.bar(range(len(values)), values, color=colours)
+        ax.set_xticks(range(len(values)), names, rotation=45 if len(names) > 6 else 0, ha="right" if len(names) > 6 else "center", fontsize=8)
+        ax.axhline(1.0, color="black", linewidth=1)
+        ax.set_ylabel("speedup over the baseline")
+        best = analysis.best
+        ax.set_title(f"{analysis.run_id}: per-scenario speedups of the best kernel ({best.id if best else '?'})")
+    else:
+        ax.text(0.5, 0.5, note or "no data", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return speedups, note
+
+
+def plot_cost(analysis: RunAnalysis, path: Path) -> None:
+    minutes = elapsed_minutes(analysis.events)
+    xs, dollars, tokens = [0.0], [0.0], [0]
+    for minute, event in zip(minutes, analysis.events, strict=True):
+        if event["type"] != "model_call":
+            continue
+        xs.append(minute)
+        dollars.append(dollars[-1] + float(event.get("cost_usd") or 0))
+        tokens.append(tokens[-1] + int(event.get("prompt_tokens") or 0) + int(event.get("completion_tokens") or 0))
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
+    ax.plot(xs, dollars, color="#ff7f0e", linewidth=2, label="model dollars")
+    ax.set_xlabel("minutes since the run started")
+    ax.set_ylabel("cumulative dollars")
+    other = ax.twinx()
+    other.plot(xs, tokens, color="#17becf", linewidth=1.5, linestyle="--", label="tokens")
+    other.set_ylabel("cumulative tokens")
+    lines = ax.get_legend_handles_labels()
+    more = other.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left", fontsize=8)
+    ax.set_title(f"{analysis.run_id}: cost over time")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]], css: str) -> str:
+    head = "".join(f"<th>{html.escape(title)}</th>" for _, title in columns)
+    body = "".join(
+        "<tr>" + "".join(f'<td data-col="{key}">{html.escape(_fmt(row.get(key)))}</td>' for key, _ in columns) + "</tr>"
+        for row in rows)
+    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+STYLE = """body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
+th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
+.kind-layer_shift{color:#1f77b4}.kind-reject_limit{color:#d62728}.kind-inform{color:#2ca02c}.kind-other{color:#7f7f7f}"""
+
+
+def write_report(run: str | Path, out: str | Path | None = None, *, threshold: float = DEFAULT_LARGE,
+                 k: int = DEFAULT_K) -> Path:
+    """Write report.html and its PNGs; returns the HTML's path. Raises TraceError on a bad trace."""
+    analysis = analyze_run(run, threshold=threshold, k=k)
+    out = Path(out) if out is not None else analysis.path.parent / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    plot_best_speedup(analysis, out / "best_speedup.png")
+    speedups, note = plot_scenarios(analysis, out / "scenarios.png")
+    plot_cost(analysis, out / "cost.png")
+
+    start = analysis.start
+    summary = run_table([analysis])[0]
+    facts = [("run", analysis.run_id), ("task", start.get("task")), ("kernel", start.get("kernel")),
+             ("arch", start.get("arch")), ("mode", start.get("mode")), ("worker", start.get("worker")),
+             ("target", start.get("target")), ("best speedup", summary["best_speedup"]),
+             ("best candidate", analysis.best.id if analysis.best else None), ("steps", summary["steps"]),
+             ("evaluations", summary["evaluations"]), ("wrong candidates", summary["wrong"]),
+             ("model calls", summary["model_calls"]), ("model tool calls", summary["tool_calls"]),
+             ("model dollars", summary["cost_usd"]), ("tokens", analysis.tokens)]
+    end = next((e for e in analysis.events if e["type"] == "run_end"), None)
+    if end:
+        facts.append(("ended", end.get("reason")))
+    fact_rows = "".join(f'<tr><th>{html.escape(n)}</th><td data-fact="{html.escape(n)}">{html.escape(_fmt(v))}</td></tr>'
+                        for n, v in facts)
+    asks = [{"step": a.step, "decision_point": a.decision_point, "kind": a.kind, "source": a.bank_id or a.source,
+             "text": a.text, "before": a.before, "after": a.after, "gain": a.gain,
+             "large_gains": ", ".join(a.large_gains) or None} for a in analysis.asks]
+    scen_rows = [{"scenario": n, "speedup": v} for n, v in speedups]
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>KernelSeek report: {html.escape(analysis.run_id)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>KernelSeek run {html.escape(analysis.run_id)}</h1>",
+        f'<table class="summary">{fact_rows}</table>',
+        "<h2>Best speedup over steps</h2>",
+        '<img src="best_speedup.png" alt="best speedup over steps, questions coloured by kind">',
+        f"<h2>Questions by kind</h2><p>A large gain is a new best at least {threshold:g}x the best before it; "
+        f"it is attributed to the latest question when it came within the next {k} evaluations and "
+        "before the next question.</p>",
+        _table(kind_table([analysis]), [("kind", "kind"), ("asked", "questions asked"),
+                                       ("large_gains", "large gains that followed"),
+                                       ("mean_gain_after", "mean gain after")], "kinds"),
+        "<h2>Questions</h2>",
+        _table(asks, [("step", "step"), ("decision_point", "decision point"), ("kind", "kind"),
+                      ("source", "source"), ("text", "question"), ("before", "best before"),
+                      ("after", "best after"), ("gain", "gain"), ("large_gains", "large gains")], "questions"),
+        "<h2>Large gains</h2>",
+        _table(gains_table([analysis]), [("candidate", "candidate"), ("step", "step"), ("speedup", "speedup"),
+                                         ("ratio", "gain"), ("question_kind", "after a question of kind"),
+                                         ("question", "question")], "gains"),
+        "<h2>Per-scenario speedups of the best kernel</h2>",
+        '<img src="scenarios.png" alt="per-scenario speedups of the best kernel">',
+        _table(scen_rows, [("scenario", "scenario"), ("speedup", "speedup")], "scenarios") if scen_rows
+        else f"<p>{html.escape(note or '')}</p>",
+        "<h2>Cost over time</h2>",
+        '<img src="cost.png" alt="model dollars and tokens over time">',
+        "</body></html>",
+    ]
+    page = out / "report.html"
+    page.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return page

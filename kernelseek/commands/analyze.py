@@ -1,0 +1,113 @@
+"""`kernelseek trace analyze RUNS...` and `kernelseek report RUN`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_LARGE, DEFAULT_SUCCESS
+from kernelseek.commands.bank import fail, resolve_run
+from kernelseek.trace import TraceError
+
+console = Console()
+errors = Console(stderr=True)
+
+Threshold = Annotated[float, typer.Option(help="A new best at least this many times the best before it is a "
+                                          "large gain.")]
+K = Annotated[int, typer.Option("-k", help="Evaluations after a question that count as what followed it.")]
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _print_table(title: str, rows: list[dict]) -> None:
+    if not rows:
+        console.print(f"{title}: none")
+        return
+    table = Table(title=title)
+    for column in rows[0]:
+        wide = column in ("question", "run")
+        table.add_column(column.replace("_", " "), overflow="fold", no_wrap=not wide,
+                         ratio=1 if wide else None)
+    for row in rows:
+        table.add_row(*(_fmt(v) for v in row.values()))
+    console.print(table)
+
+
+def analyze_command(
+    runs: Annotated[list[str], typer.Argument(help="Run folders, trace files or run ids.")],
+    threshold: Threshold = DEFAULT_LARGE,
+    k: K = DEFAULT_K,
+    success: Annotated[float, typer.Option(help="A gain ratio that counts as a success.")] = DEFAULT_SUCCESS,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tables as JSON.")] = False,
+    graph: Annotated[Path | None, typer.Option(help="Also write each run's graph as GraphML into this folder.")] = None,
+) -> None:
+    """Which questions preceded which gains: the per-kind table, the runs, and each large gain's question."""
+    from kernelseek.analysis.graph import analyze_run, gains_table, kind_table, run_table
+
+    analyses = []
+    try:
+        with Progress(console=errors, transient=True) as progress:
+            task = progress.add_task("analysing runs", total=len(runs))
+            for run in runs:
+                analyses.append(analyze_run(resolve_run(run), threshold=threshold, k=k, success=success))
+                progress.advance(task)
+    except TraceError as error:
+        raise fail(str(error)) from None
+    kinds, per_run, gains = kind_table(analyses), run_table(analyses), gains_table(analyses)
+    if graph is not None:
+        import networkx as nx
+
+        graph.mkdir(parents=True, exist_ok=True)
+        for analysis in analyses:
+            g = analysis.graph.copy()
+            for _, data in g.nodes(data=True):  # GraphML takes scalars only
+                for key, value in list(data.items()):
+                    if value is None:
+                        del data[key]
+                    elif not isinstance(value, str | int | float | bool):
+                        data[key] = json.dumps(value)
+            nx.write_graphml(g, graph / f"{analysis.run_id}.graphml")
+    if as_json:
+        console.print_json(json.dumps({"threshold": threshold, "k": k, "kinds": kinds, "runs": per_run,
+                                       "large_gains": gains}))
+        return
+    _print_table(f"questions by kind (large gain: x{threshold:g} within {k} evaluations)", kinds)
+    _print_table("runs", per_run)
+    _print_table("large gains and the question before them", gains)
+
+
+def report_command(
+    run: Annotated[str, typer.Argument(help="A run folder, trace file or run id.")],
+    out: Annotated[Path | None, typer.Option(help="Output folder (default: <run>/report/).")] = None,
+    threshold: Threshold = DEFAULT_LARGE,
+    k: K = DEFAULT_K,
+) -> None:
+    """Write an HTML report with plots: best speedup over steps, per-scenario speedups, cost over time."""
+    from kernelseek.analysis.report import write_report
+
+    try:
+        with Progress(console=errors, transient=True) as progress:
+            task = progress.add_task("writing the report", total=None)
+            page = write_report(resolve_run(run), out, threshold=threshold, k=k)
+            progress.update(task, completed=1, total=1)
+    except TraceError as error:
+        raise fail(str(error)) from None
+    except OSError as error:
+        raise fail(f"{error.filename or 'the output folder'}: {error.strerror or error}; "
+                   "pick another --out.") from None
+    console.print(f"wrote {page} and its plots")
+
+
+def register(app: typer.Typer, *, bank_app: typer.Typer, trace_app: typer.Typer) -> None:
+    trace_app.command("analyze")(analyze_command)
+    app.command("report")(report_command)

@@ -1,0 +1,56 @@
+"""`kernelseek demo`: the main job of a fresh install — judge the shipped kernel on the GPU here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from kernelseek.commands.eval import console, fail, print_judgement
+from kernelseek.harness.build import BuildError, build_kernel
+from kernelseek.harness.judge import gpu_problem, judge
+from kernelseek.harness.task import repo_root
+
+SHIPPED = {"sm90": "kernels/hopper/flash_attn_fwd.cu", "sm100": "kernels/blackwell/flash_attn_fwd.cu"}
+SEED = "kernels/seeds/flash_attn_fwd.cu"
+
+
+def _kernel_for(arch: str) -> Path:
+    root = repo_root()
+    shipped = root / SHIPPED[arch]
+    return shipped if shipped.is_file() else root / SEED
+
+
+def register(app: typer.Typer, **_: typer.Typer) -> None:
+    @app.command("demo")
+    def demo(full: bool = typer.Option(False, "--full", help="The full suite instead of the quick subset."),
+             out: Path = typer.Option(None, help="Write the JSON report here.")) -> None:
+        """Judge the shipped FlashAttention kernel against FA3 (Hopper) or FA4 (Blackwell) on this GPU.
+
+        Without a suitable GPU it says so, builds the kernels for sm_90a and sm_100a (compile-only),
+        and judges the CPU task's seed kernel against torch instead, so the whole judge still runs.
+        """
+        arch = next((a for a in ("sm90", "sm100") if gpu_problem(a) is None), None)
+        if arch:
+            kernel = _kernel_for(arch)
+            console.print(f"judging {kernel} on {arch} ({'full' if full else 'quick'} suite)")
+            verdict = judge("flash_attn_fwd", kernel, arch, quick=not full, out=out)
+            if not verdict.scenarios:
+                fail(verdict.reason or "nothing was judged")
+            print_judgement(verdict)
+            raise typer.Exit(0 if verdict.correct else 1)
+        console.print(f"[yellow]No Hopper or Blackwell GPU here[/] ({gpu_problem('sm90')}). Doing what runs "
+                      "without one: building the kernels for both targets, then judging the CPU task's seed.")
+        for target, kernel in (("sm90", _kernel_for("sm90")), ("sm100", _kernel_for("sm100"))):
+            try:
+                built = build_kernel(kernel, target)
+                console.print(f"  built {kernel.name} for {target}: {len(built.resources)} kernels, "
+                              f"max {max((r['registers'] or 0) for r in built.resources)} registers, "
+                              f"{built.spills} bytes spilled — compiled, not run")
+            except BuildError as error:
+                console.print(f"  [yellow]{kernel} could not be built for {target}[/]: {str(error)[:300]}")
+        root = repo_root()
+        verdict = judge(root / "evals/tasks/rmsnorm_cpu", root / "kernels/seeds/rmsnorm_cpu.cpp", "cpu",
+                        quick=not full, out=out)
+        print_judgement(verdict)
+        raise typer.Exit(0 if verdict.correct else 1)

@@ -1,0 +1,282 @@
+"""`kernelseek run`, `kernelseek resume` and `kernelseek trace show`: drive the question-driven loop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+
+console = Console()
+RunsDir = Annotated[Path | None, typer.Option(help="Where runs live (default: $KERNELSEEK_RUNS or ./runs).")]
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+# --- the live view --------------------------------------------------------------------------------
+
+def _view(run_id: str, values: dict[str, Any]) -> Panel:
+    best = values.get("best") or {}
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    dollars = f"${values.get('cost_usd', 0.0):.4f}"
+    if values.get("unpriced_calls"):
+        dollars += f" (+{values['unpriced_calls']} unpriced calls)"
+    rows = [("step", str(values.get("step", 0))),
+            ("best speedup", f"{best['speedup']:.3f}x (candidate {best['candidate']})" if best.get("speedup") else "-"),
+            ("dollars", dollars), ("tokens", f"{values.get('tokens', 0):,}"),
+            ("evaluations", str(values.get("evals", 0))),
+            ("last question", values.get("last_question") or "-"), ("now", values.get("last_event", ""))]
+    for name, value in rows:
+        table.add_row(name, value)
+    return Panel(table, title=f"kernelseek run {run_id}", expand=False)
+
+
+def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
+    """Stream the graph to its end, showing progress, and answer human-mode questions from stdin."""
+    from langgraph.types import Command
+
+    config = run.thread()
+    values = dict(graph.get_state(config).values or {}) or dict(payload or {})
+    while True:
+        with Live(_view(run.id, values), console=console, refresh_per_second=4, transient=console.is_terminal) as live:
+            for chunk in graph.stream(payload, config, stream_mode="updates", durability="sync"):
+                for node, update in chunk.items():
+                    if node == "__interrupt__" or not isinstance(update, dict):
+                        continue
+                    values.update(update)
+                    if update.get("last_event"):
+                        live.console.print(f"[dim]{node:>10}[/] {update['last_event']}")
+                    live.update(_view(run.id, values))
+        snapshot = graph.get_state(config)
+        values = dict(snapshot.values)
+        if not snapshot.interrupts:
+            return values
+        payload = Command(resume=_ask_person(run, snapshot.interrupts[0].value))
+
+
+def _ask_person(run: Any, context: dict[str, Any]) -> str:
+    console.print(Panel(Group(
+        f"[bold]decision point:[/] {context['decision_point']} — {context['detail']}",
+        f"[bold]best so far:[/] {context['best']}",
+        "[bold]last harness report:[/]\n" + (context.get("last_report") or "-"),
+        "[bold]the worker's last words:[/]\n" + (context.get("worker_words") or "-"),
+        "[dim]Type one short question for the worker (Enter: continue without one; /stop ends the run).[/]",
+    ), title=f"step {context['step']}: your question", expand=False))
+    try:
+        return console.input("[bold]question>[/] ")
+    except EOFError:
+        fail(f"no answer came on stdin; the run waits at its question — `kernelseek resume {run.id}` to answer it.", 3)
+    raise AssertionError("unreachable")
+
+
+def _finish(run: Any, values: dict[str, Any]) -> None:
+    best = values.get("best") or {}
+    speed = f"{best['speedup']:.3f}x (candidate {best['candidate']}, {run.dir / 'best'})" if best.get("speedup") else "none"
+    console.print(f"[bold]run {run.id} ended:[/] {values.get('end_reason')} · best {speed} · "
+                  f"{values.get('step', 0)} steps · {values.get('evals', 0)} evaluations · ${values.get('cost_usd', 0):.4f}")
+    if values.get("bank_note"):
+        console.print(f"[yellow]warning:[/] {values['bank_note']}")
+    console.print(f"trace: kernelseek trace show {run.id}")
+
+
+def _execute(run: Any, payload: Any) -> None:
+    from graphs import load_graph
+    from kernelseek.agent.worker import WorkerError
+
+    try:
+        graph = load_graph(run.config.graph, checkpointer=run.checkpointer())
+        values = drive(run, graph, payload)
+    except KeyboardInterrupt:
+        fail(f"interrupted; nothing completed is lost — `kernelseek resume {run.id}` continues the run.", 130)
+    except (WorkerError, ValueError) as error:
+        fail(f"{error} (run {run.id}: `kernelseek resume {run.id}` continues it)", 1)
+    _finish(run, values)
+
+
+# --- the commands ---------------------------------------------------------------------------------
+
+def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> None:
+    @app.command("run")
+    def run_command(
+        task: str = typer.Argument(..., help="Task folder, or its name under evals/tasks (e.g. rmsnorm_cpu)."),
+        kernel: Annotated[Path | None, typer.Option(help="The kernel the run starts from (default: the task's seed).")] = None,
+        arch: str = typer.Option(None, help="Target: sm90, sm100 or cpu (default: the task's first)."),
+        model: str = typer.Option(None, help="Built-in worker: a litellm model, e.g. anthropic/claude-sonnet-4-5, "
+                                  "or scripted/PATH for a scripted model (tests)."),
+        worker_command: str = typer.Option(None, help="External worker: a coding CLI command run in the workspace "
+                                           "each turn; {prompt} or {prompt_file} is replaced, else the prompt is on stdin."),
+        mode: str = typer.Option("auto", help="Who asks at decision points: human (you, at the prompt), auto (the "
+                                 "question bank), none (nobody)."),
+        target: float = typer.Option(None, help="End the run when the best speedup reaches this, e.g. 1.16."),
+        target_gain: float = typer.Option(None, help="Or end it when the best is this many times the starting "
+                                          "kernel's speedup, e.g. 1.3."),
+        max_steps: int = typer.Option(60, help="Budget: worker turns."),
+        max_dollars: float = typer.Option(20.0, help="Budget: model dollars (litellm's prices)."),
+        max_tokens: int = typer.Option(None, help="Budget: model tokens (counts models litellm has no price for)."),
+        max_wall: float = typer.Option(None, help="Budget: seconds of work (waiting for you does not count)."),
+        max_evals: int = typer.Option(None, help="Budget: evaluations."),
+        plateau: int = typer.Option(4, help="Decision point after this many evaluations without a gain."),
+        failing: int = typer.Option(3, help="Decision point after this many incorrect candidates in a row."),
+        judge_start: bool = typer.Option(True, "--judge-start/--no-judge-start",
+                                         help="Judge the starting kernel first, so the best starts there."),
+        graph: str = typer.Option("kernelseek", help="The graph under graphs/ to run."),
+        seed: int = typer.Option(0, help="Seed of the question bank's policy."),
+        run_id: str = typer.Option(None, help="Name the run (default: the time and a random suffix)."),
+        runs_dir: RunsDir = None,
+    ) -> None:
+        """Make a kernel faster: a worker edits it, the harness judges it, a questioner asks at decision points.
+
+        Every run gets a folder runs/<id>/ (checkpoints, trace, candidates, best kernel); Ctrl-C, a crash or a
+        kill lose nothing completed: `kernelseek resume <id>` continues. Examples:
+
+            kernelseek run rmsnorm_cpu --model anthropic/claude-sonnet-4-5 --mode human --target 1.5
+
+            kernelseek run flash_attn_fwd --arch sm90 --worker-command 'claude -p {prompt}' --target 1.16
+        """
+        from kernelseek.agent.configuration import ConfigError, Configuration
+        from kernelseek.agent.run_store import Run
+        from kernelseek.agent.state import initial_state
+        from kernelseek.harness import TaskError, load_task
+        from kernelseek.harness.task import repo_root
+        from kernelseek.models.scripted import ScriptError, load_script
+
+        try:
+            loaded = load_task(task)
+        except TaskError as error:
+            fail(str(error))
+        arch = arch or loaded.archs[0]
+        if arch not in loaded.archs:
+            fail(f"--arch {arch}: the task {loaded.name} has no {arch} suite; use one of {', '.join(loaded.archs)}.")
+        start = kernel or (repo_root() / loaded.seed)
+        if model and model.startswith("scripted/"):
+            try:
+                load_script(model.removeprefix("scripted/"))
+            except ScriptError as error:
+                fail(str(error))
+        try:
+            config = Configuration(
+                task=str(loaded.folder), kernel=str(Path(start).resolve()), arch=arch, model=model,
+                worker_command=worker_command, mode=mode, graph=graph, target=target, target_gain=target_gain, max_steps=max_steps,
+                max_dollars=max_dollars, max_tokens=max_tokens, max_wall_s=max_wall, max_evals=max_evals,
+                plateau_evals=plateau, failing_evals=failing, judge_start=judge_start, seed=seed).validate()
+            if mode == "auto":
+                from kernelseek.bank import load_bank
+
+                load_bank()  # a malformed bank file is reported now, not at the first question
+            run = Run.create(config, runs_dir, run_id)
+        except (ConfigError, ValueError) as error:
+            fail(str(error))
+        console.print(f"run [bold]{run.id}[/] in {run.dir}")
+        _execute(run, initial_state(str(run.dir)))
+
+    @app.command("resume")
+    def resume_command(
+        run_id: str = typer.Argument(..., help="The run's id (its folder name under the runs folder) or its folder."),
+        runs_dir: RunsDir = None,
+    ) -> None:
+        """Continue a run after Ctrl-C, a crash or a kill, from its last completed step.
+
+        A step that was cut off is run again; its trace events are keyed, so none appears twice. A human-mode
+        run waiting at a question asks it again. Example: kernelseek resume 20261202-141500-ab12
+        """
+        from kernelseek.agent.configuration import ConfigError
+        from kernelseek.agent.run_store import Run
+
+        try:
+            run = Run.open(run_id, runs_dir)
+        except ConfigError as error:
+            fail(str(error))
+        from graphs import load_graph
+
+        snapshot = load_graph(run.config.graph, checkpointer=run.checkpointer()).get_state(run.thread())
+        if not snapshot.values:
+            fail(f"run {run.id} has no checkpoint yet; start a new run instead.")
+        if not snapshot.next:
+            _finish(run, dict(snapshot.values))
+            console.print("(the run had already ended; nothing to resume)")
+            return
+        console.print(f"resuming run [bold]{run.id}[/] at step {snapshot.values.get('step', 0)} ({', '.join(snapshot.next)})")
+        if snapshot.interrupts:
+            from langgraph.types import Command
+
+            _execute(run, Command(resume=_ask_person(run, snapshot.interrupts[0].value)))
+        else:
+            _execute(run, None)
+
+    @trace_app.command("show")
+    def trace_show(
+        run: str = typer.Argument(..., help="A run id, a run folder or a trace.jsonl file."),
+        runs_dir: RunsDir = None,
+        types: str = typer.Option(None, help="Only these event types, comma-separated (e.g. evaluation,question)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the events as JSON lines."),
+    ) -> None:
+        """A run as a readable timeline: model calls, tool calls, evaluations, decision points, questions."""
+        from kernelseek.agent.run_store import default_runs_dir
+        from kernelseek.trace import EVENT_FIELDS, TraceError, read_trace, trace_path
+
+        path = trace_path(run)
+        if not path.exists():
+            path = trace_path(Path(runs_dir or default_runs_dir()) / run)
+        wanted = set(types.split(",")) if types else None
+        if wanted and wanted - set(EVENT_FIELDS):
+            fail(f"--types: unknown event type {', '.join(sorted(wanted - set(EVENT_FIELDS)))}; "
+                 f"use {', '.join(EVENT_FIELDS)}.")
+        try:
+            events = read_trace(path)
+        except Exception as error:  # noqa: BLE001 - TraceError, or a file that is not text
+            fail(str(error) if isinstance(error, TraceError) else f"{path}: cannot be read as a trace ({error}).")
+        events = [e for e in events if not wanted or e["type"] in wanted]
+        if as_json:
+            for event in events:
+                print(json.dumps(event))
+            return
+        table = Table(title=str(path), show_lines=False)
+        for column in ("step", "time", "event", "what"):
+            table.add_column(column, overflow="fold")
+        for event in events:
+            table.add_row(str(event["step"]), event["time"][11:19], event["type"], describe(event))
+        console.print(table)
+
+
+def describe(e: dict[str, Any]) -> str:
+    """One line for a trace event."""
+    t = e["type"]
+    if t == "run_start":
+        return f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, " \
+               f"worker {e['worker']}, target {e['target']}"
+    if t == "model_call":
+        calls = ", ".join(c["name"] for c in e["tool_calls"]) or "no tool call"
+        cost = f"${e['cost_usd']:.4f}" if e["cost_usd"] is not None else "unpriced"
+        text = (e["content"] or "").strip().replace("\n", " ")
+        return f"[cyan]{calls}[/] · {e['prompt_tokens']}+{e['completion_tokens']} tok · {cost}" + \
+            (f" · “{text[:160]}”" if text else "")
+    if t == "tool_call":
+        args = e["arguments"].get("command") or e["arguments"].get("path") or json.dumps(e["arguments"])[:80]
+        result = (e["result"] or "").strip().replace("\n", " ")
+        return f"{e['name']}({str(args)[:80]}) → " + ("" if e["ok"] else "[red]") + result[:120]
+    if t == "evaluation":
+        verdict = "[green]correct[/]" if e["correct"] else f"[red]INCORRECT[/]: {e['reason']}"
+        speed = f" {e['speedup']:.3f}x" if e["speedup"] else ""
+        return f"candidate {e['candidate']} (from {e['parent']}) {e['judgement']}: {verdict}{speed}" + \
+            (" [bold green]→ best[/]" if e["best"] else "")
+    if t == "decision_point":
+        return f"[yellow]{e['kind']}[/]: {e['detail']}"
+    if t == "question":
+        origin = "human" if e["source"] == "human" else f"bank {e['bank_id']} ({e['question_kind']})"
+        return f"[magenta]asked[/] ({origin}, at {e['decision_point']}): {e['text']}"
+    if t == "human_message":
+        return f"[magenta]typed[/] at {e['decision_point']}: {e['text']!r}"
+    if t == "run_end":
+        best = f"{e['best_speedup']:.3f}x" if e["best_speedup"] else "none"
+        return f"[bold]{e['reason']}[/] · best {best} · {e['steps']} steps · ${e['cost_usd']:.4f}"
+    return json.dumps({k: v for k, v in e.items() if k not in ("seq", "time", "type", "step", "key")})[:200]

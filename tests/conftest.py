@@ -1,0 +1,32 @@
+import shutil
+
+import pytest
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+HAS_GPU = _has_gpu()
+HAS_NVCC = shutil.which("nvcc") is not None or shutil.os.path.exists("/usr/local/cuda/bin/nvcc")
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords and not HAS_GPU:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Builds go to a per-session cache unless KERNELSEEK_CACHE names one (builds carried to a GPU machine)."""
+    import os
+
+    if not os.environ.get("KERNELSEEK_CACHE"):
+        monkeypatch.setenv("KERNELSEEK_CACHE", str(tmp_path_factory.getbasetemp() / "ks-cache"))

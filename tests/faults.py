@@ -1,0 +1,126 @@
+"""Fault fixtures: kernels that are wrong in the ways a judge must catch, written from a correct seed.
+
+Each fixture is one self-contained file: the seed's source with its entry point renamed `seed_impl`,
+followed by a wrapper that exports the real entry point and misbehaves. `expected` is a fragment of
+the reason the judge must give.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CUDA_WRAPPERS = {
+    "hang": ("hang", r"""
+__global__ void ks_spin() { volatile int stop = 0; while (stop == 0) { } }
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    ks_spin<<<1, 1, 0, (cudaStream_t)stream>>>();
+    return 0;
+}"""),
+    "fault": ("CUDA error", r"""
+__global__ void ks_wild_write(float* p) { p[1ll << 40] = 1.0f; }
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    ks_wild_write<<<1, 1, 0, (cudaStream_t)stream>>>(lse);
+    return 0;
+}"""),
+    "nan": ("NaN", r"""
+__global__ void ks_nan(float* p) { p[0] = __int_as_float(0x7fc00000); }
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    int status = seed_impl(FA_ARGS);
+    ks_nan<<<1, 1, 0, (cudaStream_t)stream>>>(lse);
+    return status;
+}"""),
+    "partial": ("unwritten", r"""
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    // computes one query row fewer than asked: the last row of each sequence is never written
+    return seed_impl(q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, batch, seqlen_q > 1 ? seqlen_q - 1 : 1,
+                     seqlen_k, heads_q, heads_kv, head_dim, q_strides, k_strides, v_strides, o_strides,
+                     softmax_scale, softcap, causal, stream);
+}"""),
+    "pointer_cache": ("the timed call", r"""
+// Answers from a cache keyed on the input and output pointers: stale when the values change in place.
+struct Entry { const void* q; void* out; void* saved_out; void* saved_lse; size_t out_bytes, lse_bytes; };
+static Entry ks_cache[256];
+static int ks_cached = 0;
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    size_t out_bytes = (size_t)batch * seqlen_q * heads_q * head_dim * 2, lse_bytes = (size_t)batch * heads_q * seqlen_q * 4;
+    cudaStream_t s = (cudaStream_t)stream;
+    for (int i = 0; i < ks_cached; ++i) {
+        if (ks_cache[i].q == q && ks_cache[i].out == out) {
+            cudaMemcpyAsync(out, ks_cache[i].saved_out, out_bytes, cudaMemcpyDeviceToDevice, s);
+            cudaMemcpyAsync(lse, ks_cache[i].saved_lse, lse_bytes, cudaMemcpyDeviceToDevice, s);
+            return 0;
+        }
+    }
+    int status = seed_impl(FA_ARGS);
+    if (ks_cached < 256) {
+        Entry& e = ks_cache[ks_cached++];
+        e.q = q; e.out = out; e.out_bytes = out_bytes; e.lse_bytes = lse_bytes;
+        cudaMalloc(&e.saved_out, out_bytes); cudaMalloc(&e.saved_lse, lse_bytes);
+        cudaMemcpyAsync(e.saved_out, out, out_bytes, cudaMemcpyDeviceToDevice, s);
+        cudaMemcpyAsync(e.saved_lse, lse, lse_bytes, cudaMemcpyDeviceToDevice, s);
+    }
+    return status;
+}"""),
+    "skip_after_first": ("the timed call", r"""
+static int ks_calls = 0;
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    if (ks_calls++ > 0) return 0;  // "already computed"
+    return seed_impl(FA_ARGS);
+}"""),
+    "not_capture_safe": ("not capture-safe", r"""
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    void* scratch = nullptr;
+    cudaMalloc(&scratch, 1 << 20);  // an allocation on every call
+    int status = seed_impl(FA_ARGS);
+    cudaFree(scratch);
+    return status;
+}"""),
+}
+
+FA_PARAMS = ("const void* q, const void* k, const void* v, void* out, float* lse, const int* cu_seqlens_q, "
+             "const int* cu_seqlens_k, int batch, int seqlen_q, int seqlen_k, int heads_q, int heads_kv, "
+             "int head_dim, const long long* q_strides, const long long* k_strides, const long long* v_strides, "
+             "const long long* o_strides, float softmax_scale, float softcap, int causal, void* stream")
+FA_ARGS = ("q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim, "
+           "q_strides, k_strides, v_strides, o_strides, softmax_scale, softcap, causal, stream")
+
+CPU_WRAPPERS = {
+    "hang": ("hang", 'extern "C" int ks_rmsnorm(RMS_PARAMS) { volatile int stop = 0; while (stop == 0) { } return 0; }'),
+    "crash": ("crash", 'extern "C" int ks_rmsnorm(RMS_PARAMS) { *(volatile int*)nullptr = 1; return 0; }'),
+    "nan": ("NaN", 'extern "C" int ks_rmsnorm(RMS_PARAMS) { int s = seed_impl(RMS_ARGS); y[0] = __builtin_nanf(""); return s; }'),
+    "partial": ("unwritten", 'extern "C" int ks_rmsnorm(RMS_PARAMS) { return seed_impl(x, w, y, rows > 1 ? rows - 1 : rows, '
+                'rows > 1 ? cols : cols - 1, eps); }'),
+    "pointer_cache": ("the timed call", r"""
+#include <cstring>
+#include <vector>
+struct Entry { const float* x; float* y; std::vector<float> saved; };
+static std::vector<Entry> ks_cache;
+extern "C" int ks_rmsnorm(RMS_PARAMS) {
+    for (auto& e : ks_cache) if (e.x == x && e.y == y) { std::memcpy(y, e.saved.data(), e.saved.size() * 4); return 0; }
+    int s = seed_impl(RMS_ARGS);
+    ks_cache.push_back({x, y, std::vector<float>(y, y + (size_t)rows * cols)});
+    return s;
+}"""),
+    "wrong": ("exceeds", 'extern "C" int ks_rmsnorm(RMS_PARAMS) { return seed_impl(x, w, y, rows, cols, eps * 1e6f + 1.0f); }'),
+}
+RMS_PARAMS = "const float* x, const float* w, float* y, int rows, int cols, float eps"
+RMS_ARGS = "x, w, y, rows, cols, eps"
+
+
+def write_fault(kind: str, folder: Path, *, cpu: bool = False) -> tuple[Path, str]:
+    """Write the fixture `kind` into `folder`; return its path and the expected reason fragment."""
+    if cpu:
+        seed, entry, wrappers = ROOT / "kernels/seeds/rmsnorm_cpu.cpp", "ks_rmsnorm", CPU_WRAPPERS
+        params, args, suffix = RMS_PARAMS, RMS_ARGS, ".cpp"
+    else:
+        seed, entry, wrappers = ROOT / "kernels/seeds/flash_attn_fwd.cu", "ks_flash_attn_fwd", CUDA_WRAPPERS
+        params, args, suffix = FA_PARAMS, FA_ARGS, ".cu"
+    expected, wrapper = wrappers[kind]
+    wrapper = wrapper.replace("FA_PARAMS", params).replace("FA_ARGS", args)
+    wrapper = wrapper.replace("RMS_PARAMS", params).replace("RMS_ARGS", args)
+    source = f"#define {entry} seed_impl\n{seed.read_text()}\n#undef {entry}\n{wrapper}\n"
+    path = folder / f"fault_{kind}{suffix}"
+    path.write_text(source)
+    return path, expected

@@ -1,0 +1,66 @@
+"""Shared helpers of the tests/test_loop_*.py tests: scripts for the scripted model, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "loop"
+KERNEL = "rmsnorm_cpu.cpp"  # the candidate's name in the workspace (the seed's file name)
+CLI = [sys.executable, "-c", "from kernelseek.cli import main; main()"]
+
+
+def source(name: str) -> str:
+    return (FIXTURES / f"{name}.cpp").read_text()
+
+
+def write(kernel: str) -> dict:
+    return {"name": "write_file", "arguments": {"path": KERNEL, "content": source(kernel)}}
+
+
+def shell(command: str) -> dict:
+    return {"name": "shell", "arguments": {"command": command}}
+
+
+EVALUATE = {"name": "evaluate", "arguments": {}}
+
+
+def script(path: Path, replies: list[dict]) -> str:
+    """Write a model script; returns the model name that replays it."""
+    path.write_text(json.dumps(replies, indent=1))
+    return f"scripted/{path}"
+
+
+def bank_copy(tmp_path: Path) -> Path:
+    """A private copy of the bank, so a test's outcomes never touch the repository's statistics."""
+    bank = tmp_path / "bank"
+    shutil.copytree(ROOT / "bank", bank)
+    return bank
+
+
+def env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200", **extra}
+
+
+def run_cli(args: list[str], **kwargs) -> subprocess.CompletedProcess:
+    kwargs.setdefault("env", env())
+    return subprocess.run([*CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, **kwargs)
+
+
+def invoke(args: list[str], input: str | None = None):  # noqa: ANN201 - click Result
+    from kernelseek.cli import app
+
+    return CliRunner().invoke(app, args, input=input, catch_exceptions=False)
+
+
+def events(run_dir: Path, *types: str) -> list[dict]:
+    from kernelseek.trace import read_trace
+
+    return [e for e in read_trace(run_dir / "trace.jsonl") if not types or e["type"] in types]

@@ -1,0 +1,128 @@
+"""`kernelseek trace analyze`: the run graph, attribution of large gains, and the per-kind table."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernelseek.analysis.graph import analyze_run, gains_table, kind_table, run_table
+from kernelseek.cli import app
+from kernelseek.trace import TraceError
+
+SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+A, B = SESSIONS / "session-a", SESSIONS / "session-b"
+
+EXPECTED_KINDS = [
+    {"kind": "layer_shift", "asked": 5, "large_gains": 4, "mean_gain_after": 1.1601},
+    {"kind": "reject_limit", "asked": 5, "large_gains": 3, "mean_gain_after": 1.1841},
+    {"kind": "inform", "asked": 4, "large_gains": 0, "mean_gain_after": 1.0068},
+    {"kind": "other", "asked": 5, "large_gains": 0, "mean_gain_after": 1.0057},
+]
+EXPECTED_GAINS = [  # (run, candidate, ratio, kind of the question it is attributed to)
+    ("session-a", "c2", 1.4286, "reject_limit"), ("session-a", "c8", 1.3115, "reject_limit"),
+    ("session-a", "c10", 1.1875, "layer_shift"), ("session-a", "c12", 1.1042, "layer_shift"),
+    ("session-b", "c1", 1.1333, "reject_limit"), ("session-b", "c7", 1.3889, "layer_shift"),
+    ("session-b", "c8", 1.12, "layer_shift"), ("session-b", "c14", 1.2281, None),  # beyond K: unattributed
+]
+
+
+def test_the_attribution_table():
+    runs = [analyze_run(A), analyze_run(B)]
+    assert kind_table(runs) == EXPECTED_KINDS
+    assert [(g["run"], g["candidate"], g["ratio"], g["question_kind"]) for g in gains_table(runs)] == EXPECTED_GAINS
+    rows = {r["run"]: r for r in run_table(runs)}
+    assert rows["session-a"] == {"run": "session-a", "mode": "human", "steps": 13, "evaluations": 14, "wrong": 2,
+                                 "model_calls": 13, "tool_calls": 29, "questions": 9, "large_gains": 4,
+                                 "attributed": 4, "best_speedup": 1.06, "cost_usd": 0.16}
+    assert (rows["session-b"]["evaluations"], rows["session-b"]["wrong"], rows["session-b"]["attributed"]) == (16, 2, 3)
+
+
+def test_the_threshold_and_window_are_configurable():
+    runs = [analyze_run(A, threshold=1.3), analyze_run(B, threshold=1.3)]
+    assert [(g["candidate"], g["question_kind"]) for g in gains_table(runs)] == [
+        ("c2", "reject_limit"), ("c8", "reject_limit"), ("c7", "layer_shift")]
+    wide = analyze_run(B, k=10)  # c14 now falls inside the last claimed-limit question's window
+    assert [g.question_seq is not None for g in wide.large_gains] == [True, True, True, True]
+
+
+def test_the_run_graph():
+    run = analyze_run(A)
+    g = run.graph
+    kinds = {}
+    for _, data in g.nodes(data=True):
+        kinds[data["kind"]] = kinds.get(data["kind"], 0) + 1
+    assert kinds == {"step": 14, "candidate": 14, "evaluation": 22, "decision": 9, "question": 9, "gain": 8}
+    # lineage: each edit started from the best candidate of its time
+    assert g.edges["cand:c1", "cand:c2"]["rel"] == "edited_from"
+    assert g.edges["cand:c2", "cand:c3"]["rel"] == "edited_from"
+    assert set(g.predecessors("cand:c9")) >= {"cand:c8"}
+    preceded = [(u, v) for u, v, d in g.edges(data=True) if d["rel"] == "preceded"]
+    assert len(preceded) == 4
+    question = next(u for u, v in preceded if v == "gain:c10")
+    assert g.nodes[question]["question_kind"] == "layer_shift" and "compiler" in g.nodes[question]["text"]
+    assert any(g.edges[u, question]["rel"] == "prompted" for u in g.predecessors(question))
+    assert g.nodes["step:9"]["tool_calls"] == 2 and g.nodes["step:9"]["cost_usd"] == pytest.approx(0.01)
+
+
+def test_cli_analyze_json_matches():
+    result = CliRunner().invoke(app, ["trace", "analyze", str(A), str(B), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["kinds"] == EXPECTED_KINDS and len(data["large_gains"]) == 8 and data["k"] == 3
+
+
+def test_cli_analyze_table_and_graphml(tmp_path):
+    result = CliRunner().invoke(app, ["trace", "analyze", str(A), str(B), "--graph", str(tmp_path)],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "questions by kind" in result.output and "reject_limit" in result.output
+    import networkx as nx
+
+    assert nx.read_graphml(tmp_path / "session-a.graphml").number_of_nodes() == 76
+
+
+def broken_copy(tmp_path: Path, edit) -> Path:
+    folder = tmp_path / "broken"
+    shutil.copytree(A, folder)
+    lines = (folder / "trace.jsonl").read_text().splitlines()
+    edit(lines)
+    (folder / "trace.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def corrupt_middle(lines):
+    lines[20] = lines[20][:30]
+
+
+def unknown_kind(lines):
+    event = json.loads(lines[10])
+    event["question_kind"] = "hint"
+    lines[10] = json.dumps(event)
+
+
+@pytest.mark.parametrize("edit, words", [
+    (corrupt_middle, "line 21: not valid JSON"),
+    (unknown_kind, "line 11: the question kind 'hint' is unknown"),
+])
+def test_bad_traces_give_one_sentence(tmp_path, edit, words):
+    folder = broken_copy(tmp_path, edit)
+    with pytest.raises(TraceError, match=words):
+        analyze_run(folder)
+    for args in (["trace", "analyze", str(folder)], ["report", str(folder), "--out", str(tmp_path / "r")]):
+        result = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+        assert result.exit_code == 1
+        assert "Traceback" not in result.output and words in result.output
+        assert len([line for line in result.output.splitlines() if line.strip()]) == 1
+
+
+def test_a_truncated_trace_is_analysed_up_to_the_cut(tmp_path):
+    def truncate(lines):
+        del lines[60:]
+        lines[-1] = lines[-1][:40]  # the crash cut the last line short
+
+    run = analyze_run(broken_copy(tmp_path, truncate))
+    assert len(run.events) == 59 and run.best is not None

@@ -1,0 +1,110 @@
+"""`kernelseek report RUN`: the HTML page and its PNGs, opened and checked for what they show."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+from typer.testing import CliRunner
+
+from kernelseek.analysis.report import KIND_COLOURS, PLOT_FILES
+from kernelseek.cli import app
+
+SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+A = SESSIONS / "session-a"
+
+
+class Page(HTMLParser):
+    """Collects the img sources and every table's cells, by table class."""
+
+    def __init__(self):
+        super().__init__()
+        self.images: list[str] = []
+        self.tables: dict[str, list[list[str]]] = {}
+        self.facts: dict[str, str] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self._fact: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs["src"])
+        elif tag == "table":
+            self._table = attrs.get("class", "")
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag == "td":
+            self._cell = []
+            self._fact = attrs.get("data-fact")
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._cell is not None:
+            text = "".join(self._cell)
+            self.tables[self._table][-1].append(text)
+            if self._fact:
+                self.facts[self._fact] = text
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+
+def rows(page: Page, name: str) -> list[list[str]]:
+    return [r for r in page.tables[name] if r]
+
+
+def colour_pixels(image: np.ndarray, hex_colour: str, tolerance: float = 0.02) -> int:
+    rgb = np.array([int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    return int((np.abs(image[..., :3] - rgb).max(axis=-1) < tolerance).sum())
+
+
+def test_report_writes_html_and_plots_with_the_right_content(tmp_path):
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["report", str(A), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = Page()
+    page.feed((out / "report.html").read_text())
+    assert page.images == ["best_speedup.png", "scenarios.png", "cost.png"]
+    assert page.facts["run"] == "session-a" and page.facts["best speedup"] == "1.06"
+    assert page.facts["best candidate"] == "c12" and page.facts["evaluations"] == "14"
+    assert page.facts["wrong candidates"] == "2" and page.facts["model tool calls"] == "29"
+    assert rows(page, "kinds") == [["layer_shift", "2", "2", "1.146"], ["reject_limit", "2", "2", "1.37"],
+                                   ["inform", "2", "0", "1.014"], ["other", "3", "0", "1"]]
+    assert len(rows(page, "questions")) == 9 and len(rows(page, "gains")) == 4
+    assert rows(page, "scenarios") == [["small", "0.848"], ["medium", "1.06"], ["large", "1.325"]]
+
+    for name in PLOT_FILES:
+        image = mpimg.imread(out / name)
+        assert image.shape[:2] == (450, 900), name  # 9 x 4.5 inches at 100 dpi
+        assert image[..., :3].std() > 0.05, name  # not blank
+        assert len(np.unique((image[..., :3] * 255).astype(int).reshape(-1, 3), axis=0)) > 20, name
+    speed = mpimg.imread(out / "best_speedup.png")
+    for kind in ("layer_shift", "reject_limit", "inform", "other"):  # question markers coloured by kind
+        assert colour_pixels(speed, KIND_COLOURS[kind]) > 50, kind
+    assert colour_pixels(speed, "#ffbf00") > 50  # the large-gain stars
+    bars = mpimg.imread(out / "scenarios.png")
+    assert colour_pixels(bars, "#2ca02c") > 5000 and colour_pixels(bars, "#d62728") > 5000  # two wins, one loss
+    cost = mpimg.imread(out / "cost.png")
+    assert colour_pixels(cost, "#ff7f0e") > 200
+
+
+def test_report_without_a_report_json_says_so(tmp_path):
+    run = tmp_path / "session-a"
+    shutil.copytree(A, run)
+    shutil.rmtree(run / "candidates")
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    html = (run / "report" / "report.html").read_text()
+    assert "no report JSON found for the best candidate c12" in html
+    assert re.search(r'<img src="scenarios.png"', html)
+    image = mpimg.imread(run / "report" / "scenarios.png")
+    assert image[..., :3].std() > 0.01  # the note is drawn

@@ -1,0 +1,181 @@
+"""The auto-mode policy and the outcome statistics it learns from."""
+
+from __future__ import annotations
+
+import collections
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kernelseek.bank import record_run_outcomes, select_question
+from kernelseek.bank.model import BankError, aggregate_stats, default_bank_dir, load_stats
+from kernelseek.trace import DECISION_POINTS, TraceWriter
+
+
+@pytest.fixture()
+def seed_bank(tmp_path) -> Path:
+    folder = tmp_path / "bank"
+    folder.mkdir()
+    shutil.copy(default_bank_dir() / "seed.yaml", folder / "seed.yaml")
+    return folder
+
+
+def small_bank(tmp_path: Path, ids: list[str], fits: list[str] | None = None) -> Path:
+    folder = tmp_path / "small"
+    folder.mkdir(exist_ok=True)
+    questions = [{"id": qid, "text": f"Question {qid}?", "kind": "layer_shift", "fits": fits or ["plateau"]}
+                 for qid in ids]
+    (folder / "seed.yaml").write_text(yaml.safe_dump({"questions": questions}))
+    return folder
+
+
+def test_deterministic_under_a_seed(seed_bank):
+    for point in DECISION_POINTS:
+        first = select_question(point, ["ls-data-path"], seed=11, bank_dir=seed_bank)
+        again = select_question(point, ["ls-data-path"], seed=11, bank_dir=seed_bank)
+        assert first == again
+    chosen = {select_question("plateau", [], seed=s, bank_dir=seed_bank)["id"] for s in range(30)}
+    assert len(chosen) > 5  # different seeds explore different questions
+
+
+def test_only_questions_that_fit_the_decision_point(seed_bank):
+    from kernelseek.bank.model import load_bank
+
+    fits = {q.id: q.fits for q in load_bank(seed_bank)}
+    for point in DECISION_POINTS:
+        for seed in range(25):
+            question = select_question(point, [], seed=seed, bank_dir=seed_bank)
+            assert point in fits[question["id"]]
+            assert set(question) >= {"id", "text", "kind"}
+
+
+def test_no_question_from_the_last_few_decision_points(seed_bank):
+    for seed in range(10):
+        asked: list[str] = []
+        for _ in range(12):
+            question = select_question("failing", asked, seed=seed, bank_dir=seed_bank)
+            assert question["id"] not in asked[-3:]
+            asked.append(question["id"])
+
+
+def test_relaxes_when_the_bank_is_small(tmp_path):
+    bank = small_bank(tmp_path, ["a", "b"])
+    assert select_question("plateau", ["a", "b"], seed=1, bank_dir=bank)["id"] == "a"  # not the last one
+    with pytest.raises(BankError, match="no question that fits the decision point 'done'"):
+        select_question("done", [], seed=1, bank_dir=bank)
+    with pytest.raises(BankError, match="the decision point 'stuck' is unknown"):
+        select_question("stuck", [], seed=1, bank_dir=bank)
+
+
+def write_stats(bank: Path, per_question: dict[str, tuple[int, int]]) -> None:
+    runs = {}
+    for qid, (wins, losses) in per_question.items():
+        for i in range(wins + losses):
+            win = i < wins
+            runs.setdefault(f"run-{i}", {"outcomes": []})["outcomes"].append(
+                {"id": qid, "seq": 1, "before": 1.0, "after": 1.3 if win else 1.0, "gain": 1.3 if win else 1.0,
+                 "success": win})
+    (bank / "stats.json").write_text(json.dumps({"version": 1, "runs": runs}))
+
+
+def test_exploits_questions_that_preceded_gains(tmp_path):
+    bank = small_bank(tmp_path, ["winner", "loser1", "loser2", "loser3"])
+    write_stats(bank, {"winner": (9, 1), "loser1": (0, 10), "loser2": (1, 9), "loser3": (0, 10)})
+    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank)["id"] for s in range(200))
+    assert picks["winner"] >= 180
+
+
+def test_explores_untried_questions_over_proven_losers(tmp_path):
+    bank = small_bank(tmp_path, ["untried", "loser"])
+    write_stats(bank, {"loser": (0, 12)})
+    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank)["id"] for s in range(200))
+    assert picks["untried"] >= 170 and picks["loser"] >= 1
+
+
+def test_learned_outcomes_from_human_sessions_count_as_evidence(tmp_path):
+    bank = small_bank(tmp_path, ["plain"])
+    learned = {"questions": [{"id": "human-win", "text": "Which ceiling?", "kind": "reject_limit",
+                              "fits": ["plateau"], "outcomes": {"asked": 6, "scored": 6, "successes": 6,
+                                                                "mean_gain": 1.3}}]}
+    (bank / "learned-humans.yaml").write_text(yaml.safe_dump(learned))
+    write_stats(bank, {"plain": (0, 3)})
+    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank)["id"] for s in range(100))
+    assert picks["human-win"] >= 90
+
+
+def scripted_run(folder: Path, *, asks: list[tuple[str, str]], speedups: list[list[float]]) -> Path:
+    """A run: seed 1.0, then per ask a question followed by candidates (each a new best if faster)."""
+    writer = TraceWriter(folder / "trace.jsonl")
+    writer.write("run_start", step=0, key="start", task="t", kernel="k", arch="cpu", mode="auto",
+                 graph="kernelseek", worker="scripted", target=2.0, budgets={})
+    best = 1.0
+    n = 0
+
+    def evaluate(speedup: float, step: int) -> None:
+        nonlocal best, n
+        is_best = speedup > best
+        best = max(best, speedup)
+        writer.write("evaluation", step=step, key=f"eval-{n}", candidate=f"c{n}", parent=None, path="x",
+                     sha256="0", judgement="full", correct=True, speedup=speedup, reason=None, best=is_best or n == 0,
+                     report=None)
+        n += 1
+
+    evaluate(1.0, 0)
+    for i, ((point, qid), later) in enumerate(zip(asks, speedups, strict=True), start=1):
+        writer.write("decision_point", step=i, key=f"dp-{i}", kind=point, detail="", worker_words="")
+        writer.write("question", step=i, key=f"q-{i}", text="...", source="bank", bank_id=qid,
+                     question_kind="layer_shift", decision_point=point)
+        for speedup in later:
+            evaluate(speedup, i)
+    return folder
+
+
+def test_record_run_outcomes_is_idempotent_per_run(tmp_path):
+    bank = small_bank(tmp_path, ["a", "b"])
+    run = scripted_run(tmp_path / "runs" / "r1", asks=[("plateau", "a"), ("plateau", "b")],
+                       speedups=[[0.9, 1.3], [1.31, 1.2, 1.25]])
+    record_run_outcomes(run, bank)
+    stats = load_stats(bank)
+    assert list(stats["runs"]) == ["r1"]
+    outcomes = {o["id"]: o for o in stats["runs"]["r1"]["outcomes"]}
+    assert outcomes["a"]["gain"] == pytest.approx(1.3) and outcomes["a"]["success"] is True
+    assert outcomes["b"]["gain"] == pytest.approx(1.31 / 1.3, abs=1e-4) and outcomes["b"]["success"] is False
+    before = (bank / "stats.json").read_bytes()
+    record_run_outcomes(run, bank)  # a second call (a resume after a crash) counts nothing twice
+    assert (bank / "stats.json").read_bytes() == before
+    assert aggregate_stats(load_stats(bank))["a"] == {"asked": 1, "scored": 1, "successes": 1, "mean_gain": 1.3}
+
+
+def test_record_survives_a_torn_trace_and_updates_a_partial_record(tmp_path):
+    bank = small_bank(tmp_path, ["a", "b"])
+    run = scripted_run(tmp_path / "runs" / "r2", asks=[("plateau", "a")], speedups=[[1.0]])
+    record_run_outcomes(run, bank)  # recorded mid-run (e.g. after a crash)
+    assert aggregate_stats(load_stats(bank))["a"]["successes"] == 0
+    with open(run / "trace.jsonl", "a") as f:
+        f.write('{"seq": 99, "type": "evalu')  # the crash cut the last line short
+    record_run_outcomes(run, bank)
+    # the run resumes: the torn tail is dropped, and a gain follows within K evaluations
+    writer = TraceWriter(run / "trace.jsonl")
+    writer.write("evaluation", step=2, key="late", candidate="late", parent=None, path="x", sha256="0",
+                 judgement="full", correct=True, speedup=1.5, reason=None, best=True, report=None)
+    record_run_outcomes(run, bank)
+    totals = aggregate_stats(load_stats(bank))["a"]
+    assert totals["asked"] == 1 and totals["successes"] == 1
+
+
+def test_record_rejects_a_corrupted_stats_file_without_touching_it(tmp_path):
+    bank = small_bank(tmp_path, ["a"])
+    (bank / "stats.json").write_text("{not json")
+    run = scripted_run(tmp_path / "runs" / "r3", asks=[("plateau", "a")], speedups=[[1.2]])
+    with pytest.raises(BankError, match="stats.json: not valid JSON"):
+        record_run_outcomes(run, bank)
+    assert (bank / "stats.json").read_text() == "{not json"
+
+
+def test_select_question_reads_the_environment_bank(tmp_path, monkeypatch):
+    bank = small_bank(tmp_path, ["only"], fits=list(DECISION_POINTS))
+    monkeypatch.setenv("KERNELSEEK_BANK", str(bank))
+    assert select_question("done", [], seed=3)["id"] == "only"

@@ -1,0 +1,45 @@
+import subprocess
+import sys
+
+import pytest
+from conftest import HAS_GPU, HAS_NVCC
+
+
+def kernelseek(*args):
+    return subprocess.run([sys.executable, "-m", "kernelseek", *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU message")
+def test_eval_without_a_gpu_says_so_in_one_sentence():
+    result = kernelseek("eval", "kernels/seeds/flash_attn_fwd.cu", "--arch", "sm90")
+    assert result.returncode == 2
+    assert "no usable CUDA GPU" in result.stdout and "--compile-only" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_bad_input_gets_one_sentence():
+    result = kernelseek("eval", "no/such/kernel.cu")
+    assert result.returncode == 2 and "no such kernel file" in result.stdout
+    result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "sm42")
+    assert result.returncode == 2 and "not a target" in result.stdout
+    result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "sm90", "--task", "rmsnorm_cpu")
+    assert result.returncode == 2 and "has no sm90 suite" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_eval_cpu_task_end_to_end(tmp_path):
+    out = tmp_path / "r.json"
+    result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "cpu", "--quick", "--out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CORRECT" in result.stdout and out.is_file()
+
+
+@pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
+@pytest.mark.parametrize("kernel", ["kernels/seeds/flash_attn_fwd.cu", "kernels/hopper/flash_attn_fwd.cu"])
+@pytest.mark.parametrize("arch", ["sm90", "sm100"])
+def test_compile_only_builds_and_reports_resources(kernel, arch):
+    if "hopper" in kernel and arch != "sm90":
+        pytest.skip("the Hopper kernel targets sm_90a only")
+    result = kernelseek("eval", kernel, "--arch", arch, "--compile-only")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "guard passed" in result.stdout and "spills: 0 bytes" in result.stdout

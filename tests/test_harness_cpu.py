@@ -1,0 +1,56 @@
+"""The judge on the CPU task: real builds, real child processes, real timing — no GPU needed."""
+
+import json
+
+from faults import write_fault
+
+from kernelseek.harness import judge
+
+TASK, SEED = "rmsnorm_cpu", "kernels/seeds/rmsnorm_cpu.cpp"
+
+
+def test_seed_is_correct_and_timed(tmp_path):
+    out = tmp_path / "report.json"
+    verdict = judge(TASK, SEED, "cpu", quick=True, out=out, seed=1)
+    assert verdict.correct, verdict.reason
+    assert verdict.speedup and verdict.speedup > 0
+    report = json.loads(out.read_text())
+    assert report["correct"] is True and report["arch"] == "cpu" and report["baseline"] == "torch"
+    for scenario in report["scenarios"]:
+        assert scenario["correct"] and scenario["timing"] == "host clock"
+        assert scenario["time_s"]["candidate"] > 0 and scenario["time_s"]["torch"] > 0
+        assert abs(scenario["speedup"] - scenario["time_s"]["torch"] / scenario["time_s"]["candidate"]) < 1e-9
+        assert scenario["check"]["errors"]["y_max"] <= 4 * scenario["check"]["allowed"]["y_max"] + 1e-5
+    assert report["build"]["sha256"] and report["device"]["arch"] == "cpu"
+    assert set(report["groups"]) == {"cols"}
+
+
+def test_every_fault_fails_with_its_reason_and_the_judge_survives(tmp_path):
+    kinds = ["hang", "crash", "nan", "partial", "pointer_cache", "wrong"]
+    for kind in kinds:
+        path, expected = write_fault(kind, tmp_path, cpu=True)
+        verdict = judge(TASK, path, "cpu", scenarios="rows64_cols1024", seed=3, timeout_s=4)
+        assert not verdict.correct, kind
+        assert verdict.speedup is None
+        reason = verdict.scenarios[0]["reason"]
+        assert expected in reason, (kind, reason)
+
+
+def test_a_crash_costs_one_scenario_and_the_rest_still_run(tmp_path):
+    path = tmp_path / "crash_on_one_shape.cpp"
+    seed = open(SEED).read().replace("ks_rmsnorm", "seed_impl")
+    path.write_text(seed + '\nextern "C" int ks_rmsnorm(const float* x, const float* w, float* y, int rows, int cols,'
+                    ' float eps) {\n  if (rows == 64) *(volatile int*)nullptr = 1;\n'
+                    '  return seed_impl(x, w, y, rows, cols, eps);\n}\n')
+    verdict = judge(TASK, path, "cpu", quick=True, seed=4)
+    by_name = {s["scenario"]: s for s in verdict.scenarios}
+    assert "crash" in by_name["rows64_cols1024"]["reason"]
+    assert by_name["rows1_cols4096"]["correct"] and by_name["rows256_cols4096"]["correct"]
+    assert not verdict.correct and "1 of 3 scenarios failed" in verdict.reason
+
+
+def test_a_compile_error_is_a_verdict_not_an_exception(tmp_path):
+    path = tmp_path / "broken.cpp"
+    path.write_text('extern "C" int ks_rmsnorm( { }\n')
+    verdict = judge(TASK, path, "cpu", quick=True)
+    assert not verdict.correct and verdict.reason.startswith("build failed") and "broken.cpp" in verdict.reason

@@ -1,0 +1,65 @@
+"""A scripted session on the CPU task, through the real CLI, graph, tools, harness and checkpointer:
+three candidates (wrong, slower, faster), a question from the bank when the worker says it is done,
+and the run ends at its target."""
+
+from __future__ import annotations
+
+import json
+
+from loop_support import EVALUATE, KERNEL, bank_copy, events, invoke, script, shell, source, write
+
+
+def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
+    model = script(tmp_path / "script.json", [
+        {"content": "Let me read the kernel first.", "tool_calls": [{"name": "read_file", "arguments": {"path": KERNEL}}]},
+        {"content": "Accumulate in float, one reciprocal per row.", "tool_calls": [write("wrong"), EVALUATE]},
+        {"content": "I forgot the weight. Recompute the sum to be safe.", "tool_calls": [write("slower"), EVALUATE]},
+        {"content": "I have finished: the kernel is correct."},
+        {"content": "Restructure: one pass for the sum, one for the output.",
+         "tool_calls": [shell("g++ -O3 -march=native -shared -fPIC -o /dev/null " + KERNEL), write("faster"), EVALUATE]},
+    ])
+    runs = tmp_path / "runs"
+    result = invoke(["run", "rmsnorm_cpu", "--model", model, "--mode", "auto", "--target-gain", "1.3",
+                     "--runs-dir", str(runs), "--run-id", "scripted"])
+    assert result.exit_code == 0, result.output
+    assert "target gain 1.3x over the starting kernel met" in result.output
+    run = runs / "scripted"
+
+    evaluations = events(run, "evaluation")
+    by_candidate = {}
+    for e in evaluations:
+        by_candidate.setdefault(e["candidate"], []).append(e)
+    assert sorted(by_candidate) == [0, 1, 2, 3]  # the start, then wrong, slower, faster
+    start, wrong, slower, faster = (by_candidate[n] for n in range(4))
+    assert [e["judgement"] for e in start] == ["quick", "full"] and start[-1]["best"]
+    assert [e["judgement"] for e in wrong] == ["quick"] and not wrong[0]["correct"] and not wrong[0]["best"]
+    assert "error" in wrong[0]["reason"]
+    assert [e["judgement"] for e in slower] == ["quick"] and slower[0]["correct"] and not slower[0]["best"]
+    assert slower[0]["speedup"] < start[0]["speedup"]
+    assert [e["judgement"] for e in faster] == ["quick", "full"] and faster[1]["correct"] and faster[1]["best"]
+    assert faster[1]["speedup"] >= 1.3 * start[1]["speedup"]
+    assert [e["parent"] for e in (wrong[0], slower[0], faster[0])] == [0, 1, 2]  # lineage of the workspace
+    for e in evaluations:  # each really compiled, checked and timed: the harness's own report is kept
+        report = json.loads((run / e["report"]).read_text())
+        assert report["judgement"] == e["judgement"] and report["correct"] == e["correct"]
+        assert (run / e["path"]).read_text() == source(["seed", "wrong", "slower", "faster"][e["candidate"]]) \
+            if e["candidate"] else True
+
+    decision, = events(run, "decision_point")
+    question, = events(run, "question")
+    assert decision["kind"] == "done" and decision["step"] == 4 and "finished" in decision["worker_words"]
+    assert question["source"] == "bank" and question["bank_id"] and question["decision_point"] == "done"
+    assert question["question_kind"] in ("layer_shift", "reject_limit", "inform", "other")
+
+    end, = events(run, "run_end")
+    assert end["reason"].startswith("target gain") and end["steps"] == 5
+    assert (run / "best" / "kernel.cpp").read_text() == source("faster")
+    assert json.loads((run / "best" / "best.json").read_text())["candidate"] == 3
+    calls = events(run, "model_call")
+    assert [e["step"] for e in calls] == [1, 2, 3, 4, 5] and all(e["cost_usd"] is None for e in calls)
+    # the worker saw the harness's reports as the results of its evaluate calls
+    shown = invoke(["trace", "show", "scripted", "--runs-dir", str(runs)])
+    assert shown.exit_code == 0 and "INCORRECT" in shown.output and "→ best" in shown.output
+    # the bank learned from the run
+    assert "scripted" in (tmp_path / "bank" / "stats.json").read_text()
