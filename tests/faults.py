@@ -13,9 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CUDA_WRAPPERS = {
     "hang": ("hang", r"""
-__global__ void ks_spin() { volatile int stop = 0; while (stop == 0) { } }
+// spins until a poisoned (NaN) word of lse reads 12345, which never happens
+__global__ void ks_spin(const volatile int* word) { while (*word != 12345) { } }
 extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
-    ks_spin<<<1, 1, 0, (cudaStream_t)stream>>>();
+    ks_spin<<<1, 1, 0, (cudaStream_t)stream>>>((const volatile int*)lse);
     return 0;
 }"""),
     "fault": ("CUDA error", r"""

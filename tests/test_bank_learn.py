@@ -167,3 +167,17 @@ def test_cli_learn_then_show(bank):
     assert result.exit_code == 0 and "session session-a" in result.output and "session session-b" in result.output
     result = runner.invoke(app, ["bank", "learn", "no-such-run", "--bank-dir", str(bank)])
     assert result.exit_code == 1 and "no such run folder" in result.output and "Traceback" not in result.output
+
+
+def test_a_message_that_was_not_put_as_a_question_is_not_learned(bank, tmp_path):
+    run = tmp_path / "stopped"
+    shutil.copytree(A, run)
+    lines = (run / "trace.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    stop = {"seq": last["seq"] + 1, "time": last["time"], "type": "human_message", "step": last["step"],
+            "key": "stop", "text": "/stop", "decision_point": "done", "context": {}}
+    (run / "trace.jsonl").write_text("\n".join([*lines, json.dumps(stop)]) + "\n")
+    summary = learn([run], bank_dir=bank)
+    assert summary.messages == 9
+    provenance = load_bank_file(bank / "learned-humans.yaml").questions[0].provenance[0]
+    assert provenance["worker_words"] == "I think this is done."

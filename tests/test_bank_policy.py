@@ -179,3 +179,30 @@ def test_select_question_reads_the_environment_bank(tmp_path, monkeypatch):
     bank = small_bank(tmp_path, ["only"], fits=list(DECISION_POINTS))
     monkeypatch.setenv("KERNELSEEK_BANK", str(bank))
     assert select_question("done", [], seed=3)["id"] == "only"
+
+
+def test_flagged_questions_only_when_nothing_else_fits(tmp_path):
+    bank = small_bank(tmp_path, ["clean"])
+    flagged = {"questions": [{"id": "flagged", "text": "Use TMA here.", "kind": "inform", "fits": ["plateau"],
+                              "flags": ["tma"], "outcomes": {"asked": 9, "scored": 9, "successes": 9}}]}
+    (bank / "learned-humans.yaml").write_text(yaml.safe_dump(flagged))
+    assert {select_question("plateau", [], seed=s, bank_dir=bank)["id"] for s in range(20)} == {"clean"}
+    (bank / "seed.yaml").write_text(yaml.safe_dump({"questions": [
+        {"id": "clean", "text": "Which layer?", "kind": "layer_shift", "fits": ["done"]}]}))
+    assert select_question("plateau", [], seed=1, bank_dir=bank)["id"] == "flagged"
+
+
+def _record(args):
+    run, bank = args
+    record_run_outcomes(Path(run), Path(bank))
+
+
+def test_runs_ending_at_the_same_time_all_get_recorded(tmp_path):
+    import multiprocessing
+
+    bank = small_bank(tmp_path, ["a"])
+    runs = [scripted_run(tmp_path / "runs" / f"r{i}", asks=[("plateau", "a")], speedups=[[1.2]]) for i in range(8)]
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        pool.map(_record, [(str(run), str(bank)) for run in runs])
+    assert sorted(load_stats(bank)["runs"]) == [f"r{i}" for i in range(8)]
+    assert aggregate_stats(load_stats(bank))["a"]["successes"] == 8

@@ -9,11 +9,11 @@ export PYTHONPATH=$PWD:${PYTHONPATH:-} KERNELSEEK_CACHE=$PWD/.ks-cache PYTHONUNB
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
 python3 -c "import fa3_fwd_interface, torch; print('fa3 importable; torch', torch.__version__)"
-timeout 200 python3 -m pytest -q -m gpu tests/test_gpu_harness.py -p no:cacheprovider 2>&1 | tail -25
+timeout 200 python3 -m pytest -q -m gpu tests/test_gpu_harness.py -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} 2>&1 | tail -25
 for mode in quick full; do
   flag=$([ $mode = quick ] && echo --quick)
-  start=$(date +%s.%N)
+  SECONDS=0
   timeout 250 python3 -m kernelseek eval kernels/seeds/flash_attn_fwd.cu --arch sm90 $flag \
       --out "$OUT/seed-sm90-$mode.json" > "$OUT/seed-$mode.log" 2>&1
-  echo "seed $mode: rc=$? wall=$(echo "$(date +%s.%N) - $start" | bc) s"; tail -32 "$OUT/seed-$mode.log"
+  echo "seed $mode: rc=$? wall=${SECONDS} s"; tail -32 "$OUT/seed-$mode.log"
 done

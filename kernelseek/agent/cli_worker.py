@@ -50,6 +50,9 @@ def cli_step(state: State, run: Run) -> dict[str, Any]:
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
         output, status = output + f"\n[the worker command ran past {cfg.worker_timeout_s:g} s and was killed]", -9
+    except BaseException:  # Ctrl-C: the CLI runs in its own session, so end it here
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     if status in (126, 127):
         raise WorkerError(f"the worker command could not be started (exit status {status}): {output.strip()[-200:]}; "
                           "fix --worker-command and resume the run.")

@@ -64,6 +64,10 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
         if not run.candidate_file.is_file():
             return _answer(state, f"evaluate: the candidate file {run.candidate_file.name} is missing from the "
                            "workspace; write it and call evaluate again.", {})
+        if state.get("last_sha") and sha256(run.candidate_file) == state["last_sha"]:
+            return _answer(state, f"evaluate: the candidate is unchanged since candidate {parent}, judged already "
+                           "(no new evaluation):\n" + state.get("last_report", ""),
+                           {"last_report": state.get("last_report", "")})
         shutil.copyfile(run.candidate_file, run.candidate_path(n))
     result = judge_candidate(run, n, None if start else best)
     quick, full = result["quick"], result["full"]
@@ -101,6 +105,8 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
         "last_event": f"candidate {n}: " + ("correct" if correct else "INCORRECT") +
                       (f", {quick['speedup']:.3f}x quick" if quick["speedup"] else "") + (", new best" if new_best else ""),
     }
+    if not start and run.config.mode == "auto" and state.get("asked"):
+        _record_outcomes(run)  # keep the bank's statistics current: a crash later loses none of them
     if start:
         update["start_speedup"] = new_best["speedup"] if new_best else None
     else:
@@ -119,6 +125,15 @@ def _answer(state: State, report: str, update: dict[str, Any]) -> dict[str, Any]
     elif messages:
         messages.append({"role": "user", "content": "The harness's report on your candidate:\n" + report})
     return {"messages": messages, "pending_eval": None, "last_report": report, **update}
+
+
+def _record_outcomes(run: Run) -> None:
+    try:
+        from kernelseek.bank import record_run_outcomes
+
+        record_run_outcomes(run.dir)
+    except Exception:  # noqa: BLE001, S110 - the run must go on; the run's end records them again and reports why
+        pass
 
 
 def _snapshot_best(run: Run, n: int, best: dict[str, Any], verdict: dict[str, Any]) -> None:

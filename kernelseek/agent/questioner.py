@@ -17,6 +17,7 @@ from kernelseek.agent import prompts
 from kernelseek.agent.decision_points import detect
 from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
+from kernelseek.trace import read_trace
 
 STOP_WORDS = ("/stop", "/quit", "/end")
 
@@ -24,7 +25,10 @@ STOP_WORDS = ("/stop", "/quit", "/end")
 def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) -> dict[str, Any]:
     cfg, step = run.config, state.get("step", 0)
     mode = mode or cfg.mode
-    kind, detail = detect(state, cfg, after_eval=after_eval) or ("done", "the worker ended its turn")
+    # a node replayed after a crash uses what it recorded the first time (a model or the bank could differ)
+    decided = _recorded(run, f"{step}:questioner:decision")
+    kind, detail = (decided["kind"], decided["detail"]) if decided else \
+        detect(state, cfg, after_eval=after_eval) or ("done", "the worker ended its turn")
     worker_words = (state.get("worker_words") or "")[-2000:]
     run.trace.write("decision_point", step=step, key=f"{step}:questioner:decision", kind=kind, detail=detail,
                     worker_words=worker_words)
@@ -34,7 +38,8 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
     if mode == "human":
         context = {"best_speedup": (state.get("best") or {}).get("speedup"), "best": best,
                    "last_report": state.get("last_report", ""), "worker_words": worker_words}
-        answer = interrupt({"run_id": run.id, "step": step, "decision_point": kind, "detail": detail, **context})
+        heard = _recorded(run, f"{step}:questioner:human")  # typed before a crash: not asked twice
+        answer = heard["text"] if heard else interrupt({"run_id": run.id, "step": step, "decision_point": kind, "detail": detail, **context})
         text = str(answer or "").strip()
         run.trace.write("human_message", step=step, key=f"{step}:questioner:human", text=text,
                         decision_point=kind, context=context)
@@ -45,7 +50,9 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
     elif mode == "auto":
         from kernelseek.bank import select_question
 
-        picked = select_question(kind, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step)
+        asked = _recorded(run, f"{step}:questioner:question")
+        picked = {"text": asked["text"], "id": asked["bank_id"], "kind": asked["question_kind"]} if asked else \
+            select_question(kind, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step)
         question, bank_id, question_kind, source = picked["text"], picked["id"], picked.get("kind"), "bank"
 
     if question:
@@ -62,3 +69,9 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
         "last_question": question or state.get("last_question", ""),
         "last_event": f"step {step}: {kind} — " + (f"asked: {question}" if question else "no question"),
     }
+
+
+def _recorded(run: Run, key: str) -> dict | None:
+    if not run.trace.has(key):
+        return None
+    return next((e for e in read_trace(run.trace.path) if e["key"] == key), None)

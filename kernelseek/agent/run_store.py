@@ -8,6 +8,7 @@
                          <n>.quick.json / <n>.full.json (the harness's reports) and <n>.result.json
     best/                the best kernel so far (kernel.<ext>) and its judgement (judgement.json, best.json)
     prompts/             what an external worker CLI was given, one file per turn
+    replies/             the built-in worker's model replies, one file per step (a replayed step reuses it)
 """
 
 from __future__ import annotations

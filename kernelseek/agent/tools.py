@@ -90,6 +90,9 @@ def run_shell(arguments: dict[str, Any], ctx: ToolContext) -> str:
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
         return f"{output}\n[the command ran past {ctx.timeout_s:g} s and was killed]"
+    except BaseException:  # Ctrl-C: the command is in its own session, so end it here
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     return f"{output}\n[exit status {proc.returncode}]" if proc.returncode else output or "[no output]"
 
 

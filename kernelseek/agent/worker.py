@@ -9,6 +9,7 @@ reply without tool calls means the worker thinks it is done. Limits are checked 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from kernelseek.agent import prompts
@@ -32,25 +33,16 @@ def first_messages(run: Run, state: State, system: str = prompts.SYSTEM) -> list
 
 
 def model_step(state: State, run: Run, tools: list[Tool]) -> dict[str, Any]:
-    from kernelseek.models import completion, cost_of
+    from kernelseek.models import completion
 
     cfg, step = run.config, state["step"] + 1
     messages = list(state.get("messages") or []) or first_messages(run, state)
     by_name = {t.name: t for t in tools}
-    try:
-        response = completion(model=cfg.model, messages=messages, tools=[t.schema() for t in tools],
-                              **cfg.model_kwargs)
-    except Exception as error:  # noqa: BLE001 - any provider failure: one sentence, the run stays resumable
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise WorkerError(f"the model call to {cfg.model} failed: {first}") from None
-    message = response.choices[0].message
-    usage = getattr(response, "usage", None)
-    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    cost = cost_of(response)
-    calls = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or "{}"}
-             for c in (message.tool_calls or [])]
-    content = message.content or ""
+    reply = _reply(run, step, lambda: completion(model=cfg.model, messages=messages,
+                                                 tools=[t.schema() for t in tools], **cfg.model_kwargs))
+    prompt_tokens, completion_tokens, cost = reply["prompt_tokens"], reply["completion_tokens"], reply["cost_usd"]
+    calls = reply["tool_calls"]
+    content = reply["content"]
     run.trace.write("model_call", step=step, key=f"{step}:worker:model", model=cfg.model,
                     prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
                     content=content, tool_calls=[{"name": c["name"], "arguments": _parse(c["arguments"])}
@@ -91,6 +83,36 @@ def model_step(state: State, run: Run, tools: list[Tool]) -> dict[str, Any]:
         "unpriced_calls": state.get("unpriced_calls", 0) + (cost is None),
         "last_event": f"step {step}: " + (", ".join(c["name"] for c in calls) or "the worker ended its turn"),
     }
+
+
+def _reply(run: Run, step: int, call: Any) -> dict[str, Any]:
+    """The model's reply for this step: asked once, kept in replies/<step>.json before any tool runs, so a
+    step replayed after a crash acts on the same reply the trace recorded (and is not paid for twice)."""
+    from kernelseek.models import cost_of
+
+    path = run.dir / "replies" / f"{step}.json"
+    if path.is_file():
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError:
+            pass  # cut off while being written: ask again
+    try:
+        response = call()
+    except Exception as error:  # noqa: BLE001 - any provider failure: one sentence, the run stays resumable
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise WorkerError(f"the model call to {run.config.model} failed: {first}") from None
+    message = response.choices[0].message
+    usage = getattr(response, "usage", None)
+    reply = {"content": message.content or "",
+             "tool_calls": [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or "{}"}
+                            for c in (message.tool_calls or [])],
+             "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+             "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0), "cost_usd": cost_of(response)}
+    path.parent.mkdir(exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(reply))
+    os.replace(partial, path)
+    return reply
 
 
 def _parse(arguments: str) -> Any:

@@ -2,8 +2,9 @@
 
 For each run (a run folder or its trace.jsonl), in the order given:
 
-1. extract every `human_message` event with its decision point and context (runs whose `run_start`
-   says a mode other than "human" are skipped);
+1. extract every `human_message` event that was put to the worker as a question (a `question` event
+   with source "human" at its step; traces without question events keep every message) with its
+   decision point and context (runs whose `run_start` says a mode other than "human" are skipped);
 2. skip a message already learned (its session and event key are in some entry's provenance), so
    re-learning the same sessions adds nothing and leaves the file byte-for-byte unchanged;
 3. classify it (`classify.py`: a model through litellm when one is configured, the documented rules
@@ -107,12 +108,17 @@ def extract(run: str | Path, *, k: int = DEFAULT_K, success: float = DEFAULT_SUC
         return session, None
     cands = candidates(events)
     asks = [e["seq"] for e in events if e["type"] == "human_message"]
+    # a message that was put to the worker has a human question event at its step with its text; one
+    # without (the person typed "stop") is not a question. Traces without question events keep all.
+    asked = {(e["step"], " ".join(str(e["text"]).split())) for e in events
+             if e["type"] == "question" and e.get("source") == "human"}
+    has_questions = any(e["type"] == "question" for e in events)
     messages = []
     for event in events:
         if event["type"] != "human_message":
             continue
         text = " ".join(str(event["text"]).split())
-        if not text:
+        if not text or (has_questions and (event["step"], text) not in asked):
             continue
         scored = score_question(cands, event["seq"], k=k, success=success, until=next_seq(asks, event["seq"]))
         context = event["context"] if isinstance(event["context"], dict) else {}
@@ -185,6 +191,7 @@ def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path 
             provenance = {"source": "session", "session": message.session, "message": message.key,
                           "seq": message.seq, "step": message.step, "decision_point": message.decision_point,
                           "original": message.text, "method": result.method,
+                          "worker_words": _cap(message.context.get("worker_words")),
                           "before": _r(message.before), "after": _r(message.after), "gain": _r(message.gain),
                           "success": message.success}
             best, score = None, 0.0
@@ -215,6 +222,13 @@ def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path 
     if summary.changed and not dry_run:
         write_bank_file(bank)
     return summary
+
+
+def _cap(text: Any, limit: int = 240) -> str | None:
+    if not text:
+        return None
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _r(value: float | None) -> float | None:

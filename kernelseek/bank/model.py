@@ -33,6 +33,7 @@ file, so a crash never leaves a half-written bank or stats file.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import re
@@ -170,16 +171,31 @@ def parse_bank(data: Any, path: Path) -> BankFile:
                     questions=result)
 
 
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_CACHE: dict[Path, tuple[tuple[int, int], Any]] = {}
+
+
+def _parsed_yaml(path: Path, text: str, stamp: tuple[int, int]) -> Any:
+    """The parsed YAML of a bank file, cached by (mtime, size) so the policy can load it at every ask."""
+    cached = _CACHE.get(path)
+    if cached is not None and cached[0] == stamp:
+        return copy.deepcopy(cached[1])
+    data = yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a safe loader
+    _CACHE[path] = (stamp, copy.deepcopy(data))
+    return data
+
+
 def load_bank_file(path: str | Path) -> BankFile:
     path = Path(path)
     try:
+        stat = path.stat()
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BankError(f"{path}: no such bank file; check the path.") from None
     except (OSError, UnicodeDecodeError) as error:
         raise BankError(f"{path}: cannot be read ({error.__class__.__name__}); check the file.") from None
     try:
-        data = yaml.safe_load(text)
+        data = _parsed_yaml(path.resolve(), text, (stat.st_mtime_ns, stat.st_size))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -272,20 +288,22 @@ def load_stats(bank_dir: str | Path | None = None) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def stats_lock(bank_dir: str | Path | None = None) -> Iterator[None]:
-    """An exclusive lock around read-modify-write of stats.json (runs may end at the same time)."""
-    path = stats_path(bank_dir).with_name(".stats.lock")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX
-            yield
-            return
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    """An exclusive lock around read-modify-write of stats.json (runs may end at the same time): a
+    flock on the bank folder itself, so no lock file is left beside the data."""
+    folder = stats_path(bank_dir).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def save_stats(data: dict[str, Any], bank_dir: str | Path | None = None) -> None:

@@ -6,8 +6,9 @@ Definitions (documented here once, used everywhere):
   one, then a full one). It *became the best* when any of its evaluation events has `best: true`
   (the harness sets it only for a correct candidate that passed the full judgement); its speedup is
   the one on that event.
-- The *best before* an event is the highest speedup among candidates that became the best earlier in
-  the trace; None when none had.
+- The *best before* an event is the speedup of the latest candidate that became the best before it
+  (the harness's own best at that moment: a fully judged candidate may replace a quickly judged
+  seed); None when none had.
 - A question's *window* is the next K candidates evaluated after it, cut short where the next
   question is asked (what follows the next question is that question's to claim).
 - The *best after* a question is the highest of the best before it and the speedups of the candidates
@@ -75,8 +76,9 @@ def candidates(events: list[dict[str, Any]]) -> list[Candidate]:
 
 
 def best_before(cands: list[Candidate], seq: int) -> float | None:
+    """The speedup of the harness's best candidate at `seq`: the latest one that became the best."""
     values = [c.speedup for c in cands if c.best and c.seq < seq and c.speedup is not None]
-    return max(values) if values else None
+    return values[-1] if values else None
 
 
 def window_after(cands: list[Candidate], seq: int, k: int, until: int | None = None) -> list[Candidate]:

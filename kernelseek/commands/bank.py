@@ -155,6 +155,8 @@ def show_command(
             console.print(f"    - session {p.get('session')}, message {p.get('message')} (step {p.get('step')}, "
                           f"{p.get('decision_point')}): \"{p.get('original')}\"; best before {p.get('before')}, "
                           f"after {p.get('after')}, gain {gain}", highlight=False)
+            if p.get("worker_words"):
+                console.print(f"      the worker had said: \"{p['worker_words']}\"", highlight=False)
         else:
             console.print(f"    - {p.get('source')}")
 

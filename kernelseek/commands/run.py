@@ -46,7 +46,7 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
     from langgraph.types import Command
 
     config = run.thread()
-    values = dict(graph.get_state(config).values or {}) or dict(payload or {})
+    values = dict(graph.get_state(config).values or {}) or (dict(payload) if isinstance(payload, dict) else {})
     while True:
         with Live(_view(run.id, values), console=console, refresh_per_second=4, transient=console.is_terminal) as live:
             for chunk in graph.stream(payload, config, stream_mode="updates", durability="sync"):
@@ -57,6 +57,8 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
                     if update.get("last_event"):
                         live.console.print(f"[dim]{node:>10}[/] {update['last_event']}")
                     live.update(_view(run.id, values))
+        if not console.is_terminal:
+            console.print()
         snapshot = graph.get_state(config)
         values = dict(snapshot.values)
         if not snapshot.interrupts:
@@ -73,13 +75,17 @@ def _ask_person(run: Any, context: dict[str, Any]) -> str:
         "[dim]Type one short question for the worker (Enter: continue without one; /stop ends the run).[/]",
     ), title=f"step {context['step']}: your question", expand=False))
     try:
-        return console.input("[bold]question>[/] ")
+        answer = console.input("[bold]question>[/] ")
+        if not console.is_terminal:
+            console.print()
+        return answer
     except EOFError:
         fail(f"no answer came on stdin; the run waits at its question — `kernelseek resume {run.id}` to answer it.", 3)
     raise AssertionError("unreachable")
 
 
 def _finish(run: Any, values: dict[str, Any]) -> None:
+    console.print()
     best = values.get("best") or {}
     speed = f"{best['speedup']:.3f}x (candidate {best['candidate']}, {run.dir / 'best'})" if best.get("speedup") else "none"
     console.print(f"[bold]run {run.id} ended:[/] {values.get('end_reason')} · best {speed} · "
@@ -136,12 +142,19 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
     ) -> None:
         """Make a kernel faster: a worker edits it, the harness judges it, a questioner asks at decision points.
 
-        Every run gets a folder runs/<id>/ (checkpoints, trace, candidates, best kernel); Ctrl-C, a crash or a
-        kill lose nothing completed: `kernelseek resume <id>` continues. Examples:
+        The worker (a model through litellm with shell/file tools, or an external coding CLI) works in
+        runs/<id>/workspace/ on a copy of the kernel. Every `evaluate` is judged by the harness; only a correct
+        candidate that beats the best on the full suite becomes the best (runs/<id>/best/). When the worker says
+        it is done, claims a limit, stalls (--plateau) or keeps failing (--failing), one question is asked: by you
+        at the prompt (--mode human), by the question bank (auto), or by nobody (none). The run ends at the
+        target or when a budget is spent. Ctrl-C, a crash or a kill lose nothing completed:
+        `kernelseek resume <id>` continues, and `kernelseek trace show <id>` tells what happened. Examples:
 
-            kernelseek run rmsnorm_cpu --model anthropic/claude-sonnet-4-5 --mode human --target 1.5
+            kernelseek run rmsnorm_cpu --model anthropic/claude-sonnet-4-5 --mode human --target-gain 1.3
 
             kernelseek run flash_attn_fwd --arch sm90 --worker-command 'claude -p {prompt}' --target 1.16
+
+            kernelseek run rmsnorm_cpu --model scripted/tests/script.yaml --max-steps 5   (a scripted model)
         """
         from kernelseek.agent.configuration import ConfigError, Configuration
         from kernelseek.agent.run_store import Run
@@ -206,12 +219,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             console.print("(the run had already ended; nothing to resume)")
             return
         console.print(f"resuming run [bold]{run.id}[/] at step {snapshot.values.get('step', 0)} ({', '.join(snapshot.next)})")
-        if snapshot.interrupts:
-            from langgraph.types import Command
-
-            _execute(run, Command(resume=_ask_person(run, snapshot.interrupts[0].value)))
-        else:
-            _execute(run, None)
+        _execute(run, None)  # a run waiting at a question asks it again
 
     @trace_app.command("show")
     def trace_show(

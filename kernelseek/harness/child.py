@@ -11,8 +11,9 @@ Per scenario (the rules of DESIGN.md, in order):
      written, error against the float32 reference within the task's tolerance relative to the
      headline baseline's error on the same inputs (the baseline passes the same check);
   2. time: rotating input sets, each implementation captured in a CUDA graph, replays interleaved;
-  3. check the timed call itself: poison one set's outputs, replay the graph, check that set;
-  4. check again on new allocations (made while the old ones are alive) with new values;
+  3. check the timed call itself: write new values into one set's inputs, poison its outputs,
+     replay the graph, check that set;
+  4. check again with those values in new allocations (made while the old ones are alive);
   5. the eager call time of each implementation, reported beside.
 """
 
@@ -98,15 +99,20 @@ class Judge:
             if isinstance(tensor, torch.Tensor) and tensor.is_floating_point():
                 tensor.copy_(values[key])
 
-    def check(self, scenario: Scenario, inputs: dict, outputs: dict, what: str) -> dict:
-        """Compare outputs already computed from `inputs` with the reference; return the errors."""
+    def check(self, scenario: Scenario, inputs: dict, outputs: dict, what: str,
+              reference: tuple[dict, dict, str] | None = None) -> dict:
+        """Compare outputs already computed from `inputs` with the reference; return the errors.
+        `reference` (reference, allowed errors, their source) reuses one computed for the same values."""
         self.sync()
         unwritten = _nan_count(outputs)
         if unwritten:
             raise ScenarioFailure(f"{what}: {unwritten} output elements were left unwritten or are NaN")
-        reference = self.task.reference(scenario, inputs)
-        errors = self.task.errors(scenario, outputs, reference)
-        allowed, source = self.allowed_errors(scenario, inputs, reference)
+        if reference is None:
+            expected = self.task.reference(scenario, inputs)
+            allowed, source = self.allowed_errors(scenario, inputs, expected)
+        else:
+            expected, allowed, source = reference
+        errors = self.task.errors(scenario, outputs, expected)
         why = self.task.within_tolerance(errors, allowed)
         if why:
             raise ScenarioFailure(f"{what}: {why} (allowed relative to {source})")
@@ -147,23 +153,29 @@ class Judge:
         # 3. the timed call itself, on new values in the same buffers: a kernel that skips work after
         #    its first call, or answers from a cache keyed on pointers, fails here
         j = self.rng.randrange(count)
-        self.refill(sets[j], task.make_inputs(scenario, seed + 5_000, self.device))
+        new_values = task.make_inputs(scenario, seed + 5_000, self.device)
+        self.refill(sets[j], new_values)
         self.poison(outs[j])
         if self.gpu:
             self._graphs["candidate"].replay()
         else:
             impls["candidate"]()
-        self.check(scenario, sets[j], outs[j], "the timed call, on new values in the same buffers")
-        # 4. new allocations (made while the old are alive, so the addresses differ), new values
-        fresh_inputs = task.make_inputs(scenario, seed + 10_000, self.device)
-        fresh_outputs = task.new_outputs(scenario, fresh_inputs, self.device)
-        self.run_candidate(scenario, fresh_inputs, fresh_outputs)
-        self.check(scenario, fresh_inputs, fresh_outputs, "the check after timing, on new buffers")
+        self.sync()
+        # 4. the same new values in new allocations, made while the old ones are alive so that the
+        #    addresses differ (torch's allocator would otherwise hand the freed block back)
+        fresh_outputs = task.new_outputs(scenario, new_values, self.device)
+        self.run_candidate(scenario, new_values, fresh_outputs)
+        reference = task.reference(scenario, new_values)
+        allowed, source = self.allowed_errors(scenario, new_values, reference)
+        self.check(scenario, sets[j], outs[j], "the timed call, on new values in the same buffers",
+                   reference=(reference, allowed, source))
+        self.check(scenario, new_values, fresh_outputs, "the check after timing, on new buffers",
+                   reference=(reference, allowed, source))
         # 5. eager call time, beside
         eager = time_calls({name: (lambda fn=fn: fn()) for name, fn in impls.items()}, count,
                            budget_s=0.05, synchronize=self.sync, min_trials=3, max_trials=10)
         self._graphs = {}
-        del sets, outs, fresh_inputs, fresh_outputs
+        del sets, outs, new_values, fresh_outputs
         flops = task.flops(scenario)
         cand = times["candidate"].median_s
         result.update(correct=True, timing=timing_mode, sets=count, trials=times["candidate"].trials,

@@ -94,3 +94,26 @@ def register(litellm_module) -> None:  # noqa: ANN001
         return
     handler = _handler_class(litellm_module)()
     litellm_module.custom_provider_map = [*providers, {"provider": PROVIDER, "custom_handler": handler}]
+
+
+def session(kernel_name: str, steps: list[str]) -> list[dict[str, Any]]:
+    """A script for a typical session: each step is a kernel file to write into the workspace as
+    `kernel_name` and evaluate, or ":done" (the worker says it is finished, so a question is asked)."""
+    replies: list[dict[str, Any]] = []
+    for step in steps:
+        if step == ":done":
+            replies.append({"content": "I have finished: this is as far as I can take it."})
+            continue
+        text = Path(step).read_text()
+        replies.append({"content": f"Trying {Path(step).name}.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": kernel_name, "content": text}},
+            {"name": "evaluate", "arguments": {}}]})
+    return replies
+
+
+if __name__ == "__main__":  # python -m kernelseek.models.scripted KERNEL_NAME STEP... > script.json
+    import sys
+
+    if len(sys.argv) < 3:
+        sys.exit("usage: python -m kernelseek.models.scripted KERNEL_NAME (FILE | :done)... > script.json")
+    print(json.dumps(session(sys.argv[1], sys.argv[2:]), indent=1))

@@ -39,12 +39,13 @@ class FlashAttnFwd(Task):
     def make_inputs(self, scenario, seed, device):
         p = scenario.params
         g = torch.Generator(device="cpu").manual_seed(seed)
+        g_dev = torch.Generator(device=device).manual_seed(seed)  # drawn where they are used: fast on a GPU
         d, hq, hkv = p["head_dim"], p["heads_q"], p["heads_kv"]
         mag = p["magnitude"]
 
         def rand(*shape):
             scale = mag * float(torch.empty(1).uniform_(0.5, 1.5, generator=g))
-            return (torch.randn(*shape, generator=g) * scale).to(device=device, dtype=torch.bfloat16)
+            return (torch.randn(*shape, generator=g_dev, device=device) * scale).to(torch.bfloat16)
 
         inputs = {"scale": 1.0 / math.sqrt(d), "softcap": p["softcap"], "causal": p["causal"]}
         if p["layout"] == "varlen":

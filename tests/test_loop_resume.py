@@ -1,0 +1,62 @@
+"""`kill -9` of a real `kernelseek run` process mid-run, then `kernelseek resume`: the run finishes with no
+completed step lost and no step run twice in the trace."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+
+from loop_support import CLI, EVALUATE, ROOT, env, events, run_cli, script, shell, write
+
+
+def test_kill_9_then_resume(tmp_path):
+    model = script(tmp_path / "script.json", [
+        {"content": "Write the fast version.", "tool_calls": [shell("echo step1 >> log.txt"), write("faster")]},
+        {"content": "Think for a while.", "tool_calls": [shell("echo step2 >> log.txt; sleep 6")]},
+        {"content": "Judge it.", "tool_calls": [EVALUATE]},
+        {"content": "Never reached: the target ends the run."},
+    ])
+    runs = tmp_path / "runs"
+    args = ["run", "rmsnorm_cpu", "--model", model, "--mode", "none", "--no-judge-start", "--target", "1.0",
+            "--runs-dir", str(runs), "--run-id", "killed"]
+    proc = subprocess.Popen([*CLI, *args], cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    run = runs / "killed"
+    deadline = time.monotonic() + 120
+    try:  # wait until step 2 has begun (its model call is recorded; its shell command is sleeping)
+        while not ((run / "workspace" / "log.txt").is_file() and "step2" in (run / "workspace" / "log.txt").read_text()):
+            assert proc.poll() is None, proc.stdout.read().decode()
+            assert time.monotonic() < deadline, "the run never reached step 2"
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    before = events(run)
+    assert [e["step"] for e in before if e["type"] == "model_call"] == [1, 2]
+    assert not [e for e in before if e["type"] == "run_end"]
+
+    resumed = run_cli(["resume", "killed", "--runs-dir", str(runs)])
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "target 1x met" in resumed.stdout and "Traceback" not in resumed.stderr
+
+    after = events(run)
+    assert after[:len(before)] == before  # nothing recorded was lost or rewritten
+    keys = Counter(e["key"] for e in after)
+    assert max(keys.values()) == 1
+    assert [e["seq"] for e in after] == list(range(len(after)))
+    assert [e["step"] for e in after if e["type"] == "model_call"] == [1, 2, 3]
+    assert Counter((e["step"], e["name"]) for e in after if e["type"] == "tool_call") == \
+        {(1, "shell"): 1, (1, "write_file"): 1, (2, "shell"): 1}
+    evaluation = [e for e in after if e["type"] == "evaluation"]
+    assert [(e["candidate"], e["judgement"], e["correct"], e["best"]) for e in evaluation] == \
+        [(1, "quick", True, False), (1, "full", True, True)]
+    assert [e["type"] for e in after].count("run_end") == 1
+    # step 1 had completed before the kill and was not run again; step 2 was cut off and ran again
+    assert (run / "workspace" / "log.txt").read_text().split() == ["step1", "step2", "step2"]
+
+    again = run_cli(["resume", "killed", "--runs-dir", str(runs)])
+    assert again.returncode == 0 and "already ended" in again.stdout
+    assert events(run) == after
