@@ -147,8 +147,16 @@ class Judge:
                      and (b.supports is None or b.supports(scenario))]
         for b in baselines:
             impls[b.name] = (lambda b=b: [b.run(scenario, s) for s in sets])
-        for fn in impls.values():
-            fn()  # each implementation's first call happens outside the capture
+        for name, fn in list(impls.items()):
+            try:
+                fn()  # each implementation's first call happens outside the capture
+            except RuntimeError as error:
+                if name == "candidate" or name == getattr(self.baseline, "name", None):
+                    raise
+                # a baseline timed only beside the headline may decline a shape; that costs the candidate nothing
+                result.setdefault("beside_skipped", {})[name] = str(error).splitlines()[0][:200]
+                del impls[name]
+                self.sync()
         times, timing_mode = self._time(impls, count, result)
         # 3. the timed call itself, on new values in the same buffers: a kernel that skips work after
         #    its first call, or answers from a cache keyed on pointers, fails here
@@ -201,7 +209,9 @@ class Judge:
                     raise ScenarioFailure(
                         f"the launcher is not capture-safe after its first call ({error}); a launcher must "
                         "not allocate, synchronize or copy between host and device on later calls") from None
-                raise RuntimeError(f"the baseline {name} could not be captured in a CUDA graph: {error}") from None
+                if name == getattr(self.baseline, "name", None):
+                    raise RuntimeError(f"the baseline {name} could not be captured in a CUDA graph: {error}") from None
+                result.setdefault("beside_skipped", {})[name] = f"not capturable: {error}"
         return time_graphs(self._graphs, count, budget_s=budget), "cuda graph replay"
 
 
