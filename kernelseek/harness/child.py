@@ -183,7 +183,6 @@ class Judge:
         eager = time_calls({name: (lambda fn=fn: fn()) for name, fn in impls.items()}, count,
                            budget_s=0.05, synchronize=self.sync, min_trials=3, max_trials=10)
         self._graphs = {}
-        del sets, outs, new_values, fresh_outputs
         flops = task.flops(scenario)
         cand = times["candidate"].median_s
         result.update(correct=True, timing=timing_mode, sets=count, trials=times["candidate"].trials,
