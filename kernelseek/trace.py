@@ -13,17 +13,21 @@ it, the analysis reads it. Every event carries:
 and the fields its type requires (further fields are allowed):
 
     run_start       task, kernel, arch, mode ("human" | "auto" | "none"), graph, worker, target, budgets
+                    (optional: target_gain, run_id)
     model_call      model, prompt_tokens, completion_tokens, cost_usd (float or null when the model
                     has no price), content (the reply text), tool_calls (list of {name, arguments})
-    tool_call       name, arguments (dict), result (str, capped), ok (bool)
-    evaluation      candidate (id), parent (id of the candidate it was edited from, or null), path,
-                    sha256, judgement ("quick" | "full"), correct (bool), speedup (geomean or null),
-                    reason (str or null), best (bool: became the best), report (path of its JSON)
+    tool_call       name, arguments (dict), result (str, capped), ok (bool); an external coding CLI's
+                    turn is a tool_call named "worker_command" with arguments {command, prompt_file}
+    evaluation      candidate (id), parent (id of the candidate it was edited from, or null), path
+                    (relative to the run folder), sha256, judgement ("quick" | "full"), correct (bool),
+                    speedup (geomean or null), reason (str or null), best (bool: became the best),
+                    report (path of its JSON, relative to the run folder)
     decision_point  kind (one of DECISION_POINTS), detail (str), worker_words (str)
     question        text, source ("human" | "bank"), bank_id (or null), question_kind (one of
                     QUESTION_KINDS or null), decision_point (kind)
-    human_message   text, decision_point (kind), context ({best_speedup, last_report, worker_words})
+    human_message   text, decision_point (kind), context ({best_speedup, best, last_report, worker_words})
     run_end         reason (str), best_speedup (float or null), steps (int), cost_usd (float)
+                    (optional: tokens, evaluations)
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ def source(name: str) -> str:
     return (FIXTURES / f"{name}.cpp").read_text()
 
 
-def write(kernel: str) -> dict:
-    return {"name": "write_file", "arguments": {"path": KERNEL, "content": source(kernel)}}
+def write(kernel: str, path: str = KERNEL) -> dict:
+    return {"name": "write_file", "arguments": {"path": path, "content": source(kernel)}}
 
 
 def shell(command: str) -> dict:

@@ -1,29 +1,36 @@
 """A scripted session on the CPU task, through the real CLI, graph, tools, harness and checkpointer:
 three candidates (wrong, slower, faster), a question from the bank when the worker says it is done,
-and the run ends at its target."""
+and the run ends at its target.
+
+The run starts from tests/fixtures/loop/start.cpp (correct, about 0.4x torch) rather than the seed, so the
+margins are far above the CPU timing noise of a busy CI machine: slower is about half of it, faster about
+ten times it, and the target is twice it."""
 
 from __future__ import annotations
 
 import json
 
-from loop_support import EVALUATE, KERNEL, bank_copy, events, invoke, script, shell, source, write
+from loop_support import EVALUATE, FIXTURES, bank_copy, events, invoke, script, shell, source, write
+
+KERNEL = "start.cpp"  # the workspace's candidate file: the starting kernel's name
 
 
 def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
     model = script(tmp_path / "script.json", [
         {"content": "Let me read the kernel first.", "tool_calls": [{"name": "read_file", "arguments": {"path": KERNEL}}]},
-        {"content": "Accumulate in float, one reciprocal per row.", "tool_calls": [write("wrong"), EVALUATE]},
-        {"content": "I forgot the weight. Recompute the sum to be safe.", "tool_calls": [write("slower"), EVALUATE]},
+        {"content": "Accumulate in float, one reciprocal per row.", "tool_calls": [write("wrong", KERNEL), EVALUATE]},
+        {"content": "I forgot the weight. Recompute the sum to be safe.", "tool_calls": [write("slower", KERNEL), EVALUATE]},
         {"content": "I have finished: the kernel is correct."},
         {"content": "Restructure: one pass for the sum, one for the output.",
-         "tool_calls": [shell("g++ -O3 -march=native -shared -fPIC -o /dev/null " + KERNEL), write("faster"), EVALUATE]},
+         "tool_calls": [shell("g++ -O3 -march=native -shared -fPIC -o /dev/null " + KERNEL), write("faster", KERNEL), EVALUATE]},
     ])
     runs = tmp_path / "runs"
-    result = invoke(["run", "rmsnorm_cpu", "--model", model, "--mode", "auto", "--target-gain", "1.3",
+    result = invoke(["run", "rmsnorm_cpu", "--kernel", str(FIXTURES / "start.cpp"), "--model", model,
+                     "--mode", "auto", "--target-gain", "2",
                      "--runs-dir", str(runs), "--run-id", "scripted"])
     assert result.exit_code == 0, result.output
-    assert "target gain 1.3x over the starting kernel met" in result.output
+    assert "target gain 2x over the starting kernel met" in " ".join(result.output.split())
     run = runs / "scripted"
 
     evaluations = events(run, "evaluation")
@@ -38,13 +45,12 @@ def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     assert [e["judgement"] for e in slower] == ["quick"] and slower[0]["correct"] and not slower[0]["best"]
     assert slower[0]["speedup"] < start[0]["speedup"]
     assert [e["judgement"] for e in faster] == ["quick", "full"] and faster[1]["correct"] and faster[1]["best"]
-    assert faster[1]["speedup"] >= 1.3 * start[1]["speedup"]
+    assert faster[1]["speedup"] >= 2 * start[1]["speedup"]
     assert [e["parent"] for e in (wrong[0], slower[0], faster[0])] == [0, 1, 2]  # lineage of the workspace
     for e in evaluations:  # each really compiled, checked and timed: the harness's own report is kept
         report = json.loads((run / e["report"]).read_text())
         assert report["judgement"] == e["judgement"] and report["correct"] == e["correct"]
-        assert (run / e["path"]).read_text() == source(["seed", "wrong", "slower", "faster"][e["candidate"]]) \
-            if e["candidate"] else True
+        assert (run / e["path"]).read_text() == source(["start", "wrong", "slower", "faster"][e["candidate"]])
 
     decision, = events(run, "decision_point")
     question, = events(run, "question")
@@ -55,6 +61,7 @@ def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     end, = events(run, "run_end")
     assert end["reason"].startswith("target gain") and end["steps"] == 5
     assert (run / "best" / "kernel.cpp").read_text() == source("faster")
+    assert (run / "workspace" / KERNEL).read_text() == source("faster")
     assert json.loads((run / "best" / "best.json").read_text())["candidate"] == 3
     calls = events(run, "model_call")
     assert [e["step"] for e in calls] == [1, 2, 3, 4, 5] and all(e["cost_usd"] is None for e in calls)

@@ -144,12 +144,16 @@ def test_graph_builder_variants():
     from kernelseek.agent.tools import Tool
 
     extra = Tool("ping", "Say pong.", {"type": "object", "properties": {}}, lambda args, ctx: "pong")
-    for graph in (load_graph("kernelseek"), build_graph(questioner_node=False, extra_tools=[extra], name="x")):
+    for graph in (load_graph("kernelseek"), build_graph(questioner=False, extra_tools=[extra], name="x")):
         assert {"start", "worker", "harness", "questioner", "finish"} <= set(graph.get_graph().nodes)
     with pytest.raises(ValueError, match="no graphs/nope.py"):
         load_graph("nope")
     spec = json.loads((ROOT / "langgraph.json").read_text())
     assert spec["graphs"]["kernelseek"] == "./graphs/kernelseek.py:graph"
+    for name, target in spec["graphs"].items():  # every exported graph loads
+        path, attribute = target.split(":")
+        module = path.removeprefix("./").removesuffix(".py").replace("/", ".")
+        assert hasattr(__import__(module, fromlist=[attribute]), attribute), name
 
 
 @pytest.mark.parametrize("args, message", [
@@ -189,11 +193,14 @@ def test_help_teaches():
 
 
 def test_human_can_stop_the_run_at_the_prompt(tmp_path):
-    model = script(tmp_path / "s.json", [{"content": "I am finished."}, {"content": "never"}])
+    model = script(tmp_path / "s.json", [{"content": "I am finished: acc[8] [/] [bold] is fine."}, {"content": "never"}])
     result = invoke(["run", "rmsnorm_cpu", "--model", model, "--mode", "human", "--no-judge-start",
                      "--runs-dir", str(tmp_path / "runs"), "--run-id", "stop"], input="/stop\n")
     assert result.exit_code == 0, result.output
     assert "stopped by the person" in result.output
+    assert "acc[8] [/] [bold] is fine." in result.output  # the worker's words are shown as text, not markup
+    shown = invoke(["trace", "show", "stop", "--runs-dir", str(tmp_path / "runs")])
+    assert shown.exit_code == 0 and "[/]" in shown.output
     message, = events(tmp_path / "runs" / "stop", "human_message")
     assert message["text"] == "/stop" and message["decision_point"] == "done"
     assert not events(tmp_path / "runs" / "stop", "question")
@@ -260,3 +267,37 @@ def test_session_scripts(tmp_path):
     replies = session("k.cpp", [str(tmp_path / "a.cpp"), ":done"])
     assert replies[0]["tool_calls"][0]["arguments"] == {"path": "k.cpp", "content": "int a;"}
     assert replies[0]["tool_calls"][1]["name"] == "evaluate" and "tool_calls" not in replies[1]
+
+
+def test_a_run_is_driven_by_one_process_at_a_time(tmp_path):
+    from kernelseek.agent.run_store import Run
+
+    run = Run.create(config().validate(), tmp_path / "runs", "locked")
+    with run.lock():
+        with pytest.raises(ConfigError, match="being driven by another process"):
+            with run.lock():
+                pass
+    with run.lock():  # released
+        pass
+
+
+def test_model_args_are_parsed(tmp_path):
+    from kernelseek.commands.run import _model_args
+
+    assert _model_args(["temperature=0.2", "api_base=http://x:8000", "stop=[\"a\"]"]) == \
+        {"temperature": 0.2, "api_base": "http://x:8000", "stop": ["a"]}
+    result = invoke(["run", "rmsnorm_cpu", "--model", "m", "--model-arg", "oops", "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "is not KEY=VALUE" in result.output
+
+
+def test_auto_mode_without_a_fitting_question_only_nudges(tmp_path, monkeypatch):
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    monkeypatch.setenv("KERNELSEEK_BANK", str(bank))
+    model = script(tmp_path / "s.json", [{"content": "Finished."}, {"content": "Still finished."}])
+    result = invoke(["run", "rmsnorm_cpu", "--model", model, "--no-judge-start", "--max-steps", "2",
+                     "--runs-dir", str(tmp_path / "runs"), "--run-id", "empty-bank"])
+    assert result.exit_code == 0, result.output
+    assert "the bank gave no question" in result.output
+    assert [e["kind"] for e in events(tmp_path / "runs" / "empty-bank", "decision_point")] == ["done"]
+    assert not events(tmp_path / "runs" / "empty-bank", "question")

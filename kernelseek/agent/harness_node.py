@@ -29,9 +29,34 @@ def _judge(run: Run, path: Path, n: int, quick: bool) -> dict[str, Any]:
 
     kind = "quick" if quick else "full"
     report = run.dir / "candidates" / f"{n}.{kind}.json"
-    verdict = judge(run.config.task, path, arch=run.config.arch, quick=quick, out=report)
+    show = _progress_writer()
+    seen = {"done": 0, "total": 0}
+
+    def started(total: int) -> None:
+        seen["total"] = total
+        show({"judging": f"candidate {n}, {kind} judgement: 0/{total} scenarios"})
+
+    def progress(result: dict) -> None:
+        seen["done"] += 1
+        mark = "ok" if result.get("correct") else "FAILED"
+        speed = f" {result['speedup']:.2f}x" if result.get("speedup") else ""
+        show({"judging": f"candidate {n}, {kind} judgement: {seen['done']}/{seen['total']} scenarios "
+                         f"(last: {result.get('scenario')} {mark}{speed})"})
+
+    verdict = judge(run.config.task, path, arch=run.config.arch, quick=quick, out=report, progress=progress,
+                    on_start=started)
     return {"judgement": kind, "correct": bool(verdict.correct), "speedup": verdict.speedup,
             "reason": verdict.reason, "summary": verdict.summary(), "report": str(report.relative_to(run.dir))}
+
+
+def _progress_writer():  # noqa: ANN202
+    """LangGraph's custom stream inside a graph (the CLI's live view shows it); a no-op elsewhere."""
+    try:
+        from langgraph.config import get_stream_writer
+
+        return get_stream_writer()
+    except RuntimeError:
+        return lambda _: None
 
 
 def judge_candidate(run: Run, n: int, best: dict | None) -> dict[str, Any]:
@@ -98,7 +123,7 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
     elif correct and not start:
         report += f"\nNot better than the best ({prompts.describe_best(best)})."
     report += f"\nBest so far: {prompts.describe_best(new_best or best)}. Target: " \
-              f"{prompts.describe_target(run.config.target)}."
+              f"{prompts.describe_target(run.config)}."
     update: dict[str, Any] = {
         "n_candidates": max(state.get("n_candidates", 1), n + 1), "last_candidate": n,
         "last_sha": result["sha256"], "best": new_best or best,

@@ -21,8 +21,8 @@ How the harness judges (it is the only judge, and it cannot be fooled):
   baseline time / candidate time, and the headline is the geometric mean over the scenarios.
 - It checks again after timing on new inputs at new addresses: caching results or skipping work is caught.
 - `evaluate` runs the quick subset; a candidate that beats the best is then judged on the full suite, and only
-  a correct one can become the best. The best is kept; you may always go back to it (`best/` is not in your
-  workspace, so keep your own copies of versions you like).
+  a correct one can become the best. The harness keeps the best outside your workspace: keep your own copies
+  of versions you may want to return to.
 
 Work in small steps: read the code, form a hypothesis about where the time goes, change the kernel, call
 `evaluate`. When you believe you are finished, say so and explain why in a short message without calling a tool.
@@ -44,5 +44,9 @@ def describe_best(best: dict | None) -> str:
     return f"candidate {best['candidate']} at {best['speedup']:.3f}x ({best['judgement']} judgement)"
 
 
-def describe_target(target: float | None) -> str:
-    return f"a geometric-mean speedup of {target:g}x over the baseline" if target else "as fast as you can"
+def describe_target(cfg) -> str:  # noqa: ANN001 - a Configuration
+    if cfg.target:
+        return f"a geometric-mean speedup of {cfg.target:g}x over the baseline"
+    if cfg.target_gain:
+        return f"{cfg.target_gain:g} times the starting kernel's speedup"
+    return "as fast as you can"

@@ -33,13 +33,14 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
     run.trace.write("decision_point", step=step, key=f"{step}:questioner:decision", kind=kind, detail=detail,
                     worker_words=worker_words)
     best = prompts.describe_best(state.get("best"))
-    question, bank_id, question_kind, source = "", None, None, None
+    question, bank_id, question_kind, source, note = "", None, None, None, ""
 
     if mode == "human":
         context = {"best_speedup": (state.get("best") or {}).get("speedup"), "best": best,
                    "last_report": state.get("last_report", ""), "worker_words": worker_words}
         heard = _recorded(run, f"{step}:questioner:human")  # typed before a crash: not asked twice
-        answer = heard["text"] if heard else interrupt({"run_id": run.id, "step": step, "decision_point": kind, "detail": detail, **context})
+        answer = heard["text"] if heard else interrupt(
+            {"run_id": run.id, "step": step, "decision_point": kind, "detail": detail, **context})
         text = str(answer or "").strip()
         run.trace.write("human_message", step=step, key=f"{step}:questioner:human", text=text,
                         decision_point=kind, context=context)
@@ -48,26 +49,29 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
                     "last_event": f"step {step}: {kind} — the person stopped the run"}
         question, source = text, "human"
     elif mode == "auto":
-        from kernelseek.bank import select_question
+        from kernelseek.bank import BankError, select_question
 
         asked = _recorded(run, f"{step}:questioner:question")
-        picked = {"text": asked["text"], "id": asked["bank_id"], "kind": asked["question_kind"]} if asked else \
-            select_question(kind, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step)
-        question, bank_id, question_kind, source = picked["text"], picked["id"], picked.get("kind"), "bank"
+        try:
+            picked = {"text": asked["text"], "id": asked["bank_id"], "kind": asked["question_kind"]} if asked else \
+                select_question(kind, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step)
+            question, bank_id, question_kind, source = picked["text"], picked["id"], picked.get("kind"), "bank"
+        except BankError as error:  # no question fits (or the bank broke mid-run): the worker is only nudged
+            note = f"the bank gave no question ({error})"
 
     if question:
         run.trace.write("question", step=step, key=f"{step}:questioner:question", text=question, source=source,
                         bank_id=bank_id, question_kind=question_kind, decision_point=kind)
         message = prompts.QUESTION.format(question=question)
     else:
-        message = prompts.NUDGE.format(best=best, target=prompts.describe_target(cfg.target))
+        message = prompts.NUDGE.format(best=best, target=prompts.describe_target(cfg))
     messages = [*(state.get("messages") or []), {"role": "user", "content": message}]
     return {
         "messages": messages, "decision": {"kind": kind, "detail": detail}, "worker_stopped": False,
         "words_since_question": "", "evals_since_gain": 0, "incorrect_streak": 0,
         "asked": [*(state.get("asked") or []), bank_id or question] if question else list(state.get("asked") or []),
         "last_question": question or state.get("last_question", ""),
-        "last_event": f"step {step}: {kind} — " + (f"asked: {question}" if question else "no question"),
+        "last_event": f"step {step}: {kind} — " + (f"asked: {question}" if question else note or "no question"),
     }
 
 

@@ -13,11 +13,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import shutil
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 
@@ -107,6 +110,21 @@ class Run:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         return SqliteSaver(sqlite3.connect(self.dir / "checkpoints.sqlite", check_same_thread=False))
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run for this process; another `run`/`resume` of it is refused. The OS releases the lock
+        when the process dies, so a killed run can be resumed at once."""
+        with open(self.dir / "lock", "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ConfigError(f"run {self.id} is being driven by another process; wait for it or stop it "
+                                  "first.") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def thread(self) -> dict:
         return {"configurable": {"thread_id": self.id}, "recursion_limit": 100_000}

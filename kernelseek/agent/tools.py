@@ -41,6 +41,7 @@ class ToolContext:
     workspace: Path
     timeout_s: float = 300.0
     output_cap: int = 10_000
+    run: Any = None  # the Run (its config, task, folders), for tools that need more than the workspace
 
     def path(self, name: str, *, write: bool = False) -> Path:
         path = (self.workspace / name).resolve()

@@ -25,7 +25,7 @@ class WorkerError(RuntimeError):
 def first_messages(run: Run, state: State, system: str = prompts.SYSTEM) -> list[dict[str, Any]]:
     cfg, kernel = run.config, run.candidate_file.name
     text = system.format(description=run.task.description, kernel=kernel, arch=cfg.arch,
-                         target=prompts.describe_target(cfg.target))
+                         target=prompts.describe_target(cfg))
     start = prompts.START.format(kernel=kernel, best=prompts.describe_best(state.get("best")))
     if state.get("last_report"):
         start += "\n\nThe harness's report on the starting kernel:\n" + state["last_report"]
@@ -53,7 +53,7 @@ def model_step(state: State, run: Run, tools: list[Tool]) -> dict[str, Any]:
                                     "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]
     messages.append(assistant)
 
-    ctx = ToolContext(run.workspace, cfg.shell_timeout_s, cfg.output_cap)
+    ctx = ToolContext(run.workspace, cfg.shell_timeout_s, cfg.output_cap, run)
     pending: str | None = None
     for i, call in enumerate(calls):
         arguments = _parse(call["arguments"])

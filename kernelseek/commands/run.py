@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -17,7 +18,7 @@ RunsDir = Annotated[Path | None, typer.Option(help="Where runs live (default: $K
 
 
 def fail(message: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/] {message}")
+    console.print(f"[red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 
 
@@ -37,7 +38,7 @@ def _view(run_id: str, values: dict[str, Any]) -> Panel:
             ("evaluations", str(values.get("evals", 0))),
             ("last question", values.get("last_question") or "-"), ("now", values.get("last_event", ""))]
     for name, value in rows:
-        table.add_row(name, value)
+        table.add_row(name, escape(value))
     return Panel(table, title=f"kernelseek run {run_id}", expand=False)
 
 
@@ -49,13 +50,16 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
     values = dict(graph.get_state(config).values or {}) or (dict(payload) if isinstance(payload, dict) else {})
     while True:
         with Live(_view(run.id, values), console=console, refresh_per_second=4, transient=console.is_terminal) as live:
-            for chunk in graph.stream(payload, config, stream_mode="updates", durability="sync"):
+            for mode, chunk in graph.stream(payload, config, stream_mode=["updates", "custom"], durability="sync"):
+                if mode == "custom":  # the harness's progress while it judges
+                    live.update(_view(run.id, {**values, "last_event": chunk.get("judging", "")}))
+                    continue
                 for node, update in chunk.items():
                     if node == "__interrupt__" or not isinstance(update, dict):
                         continue
                     values.update(update)
                     if update.get("last_event"):
-                        live.console.print(f"[dim]{node:>10}[/] {update['last_event']}")
+                        live.console.print(f"[dim]{node:>10}[/] {escape(update['last_event'])}")
                     live.update(_view(run.id, values))
         if not console.is_terminal:
             console.print()
@@ -68,10 +72,10 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
 
 def _ask_person(run: Any, context: dict[str, Any]) -> str:
     console.print(Panel(Group(
-        f"[bold]decision point:[/] {context['decision_point']} — {context['detail']}",
-        f"[bold]best so far:[/] {context['best']}",
-        "[bold]last harness report:[/]\n" + (context.get("last_report") or "-"),
-        "[bold]the worker's last words:[/]\n" + (context.get("worker_words") or "-"),
+        f"[bold]decision point:[/] {context['decision_point']} — {escape(context['detail'])}",
+        f"[bold]best so far:[/] {escape(context['best'])}",
+        "[bold]last harness report:[/]\n" + escape(context.get("last_report") or "-"),
+        "[bold]the worker's last words:[/]\n" + escape(context.get("worker_words") or "-"),
         "[dim]Type one short question for the worker (Enter: continue without one; /stop ends the run).[/]",
     ), title=f"step {context['step']}: your question", expand=False))
     try:
@@ -88,10 +92,10 @@ def _finish(run: Any, values: dict[str, Any]) -> None:
     console.print()
     best = values.get("best") or {}
     speed = f"{best['speedup']:.3f}x (candidate {best['candidate']}, {run.dir / 'best'})" if best.get("speedup") else "none"
-    console.print(f"[bold]run {run.id} ended:[/] {values.get('end_reason')} · best {speed} · "
+    console.print(f"[bold]run {run.id} ended:[/] {escape(str(values.get('end_reason')))} · best {escape(speed)} · "
                   f"{values.get('step', 0)} steps · {values.get('evals', 0)} evaluations · ${values.get('cost_usd', 0):.4f}")
     if values.get("bank_note"):
-        console.print(f"[yellow]warning:[/] {values['bank_note']}")
+        console.print(f"[yellow]warning:[/] {escape(values['bank_note'])}")
     console.print(f"trace: kernelseek trace show {run.id}")
 
 
@@ -100,13 +104,29 @@ def _execute(run: Any, payload: Any) -> None:
     from kernelseek.agent.worker import WorkerError
 
     try:
-        graph = load_graph(run.config.graph, checkpointer=run.checkpointer())
-        values = drive(run, graph, payload)
+        with run.lock():
+            graph = load_graph(run.config.graph, checkpointer=run.checkpointer())
+            values = drive(run, graph, payload)
     except KeyboardInterrupt:
         fail(f"interrupted; nothing completed is lost — `kernelseek resume {run.id}` continues the run.", 130)
     except (WorkerError, ValueError) as error:
         fail(f"{error} (run {run.id}: `kernelseek resume {run.id}` continues it)", 1)
     _finish(run, values)
+
+
+def _model_args(pairs: list[str]) -> dict[str, Any]:
+    from kernelseek.agent.configuration import ConfigError
+
+    kwargs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--model-arg '{pair}' is not KEY=VALUE; write e.g. --model-arg temperature=0.2.")
+        try:
+            kwargs[key] = json.loads(value)
+        except json.JSONDecodeError:
+            kwargs[key] = value
+    return kwargs
 
 
 # --- the commands ---------------------------------------------------------------------------------
@@ -137,6 +157,11 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                                          help="Judge the starting kernel first, so the best starts there."),
         graph: str = typer.Option("kernelseek", help="The graph under graphs/ to run."),
         seed: int = typer.Option(0, help="Seed of the question bank's policy."),
+        model_arg: Annotated[list[str] | None, typer.Option(
+            help="An argument for litellm.completion as KEY=VALUE (VALUE read as JSON when it parses), "
+                 "e.g. temperature=0.2 or api_base=http://localhost:8000; repeatable.")] = None,
+        limit_detector_model: str = typer.Option(None, help="Also ask this model whether the worker claims a "
+                                                 "limit when the rules find none."),
         run_id: str = typer.Option(None, help="Name the run (default: the time and a random suffix)."),
         runs_dir: RunsDir = None,
     ) -> None:
@@ -181,7 +206,8 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                 task=str(loaded.folder), kernel=str(Path(start).resolve()), arch=arch, model=model,
                 worker_command=worker_command, mode=mode, graph=graph, target=target, target_gain=target_gain, max_steps=max_steps,
                 max_dollars=max_dollars, max_tokens=max_tokens, max_wall_s=max_wall, max_evals=max_evals,
-                plateau_evals=plateau, failing_evals=failing, judge_start=judge_start, seed=seed).validate()
+                plateau_evals=plateau, failing_evals=failing, judge_start=judge_start, seed=seed,
+                limit_detector_model=limit_detector_model, model_kwargs=_model_args(model_arg or [])).validate()
             if mode == "auto":
                 from kernelseek.bank import load_bank
 
@@ -252,7 +278,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
         for column in ("step", "time", "event", "what"):
             table.add_column(column, overflow="fold")
         for event in events:
-            table.add_row(str(event["step"]), event["time"][11:19], event["type"], describe(event))
+            table.add_row(str(event["step"]), event["time"][11:19], event["type"], describe(event))  # escaped there
         console.print(table)
 
 
@@ -260,31 +286,31 @@ def describe(e: dict[str, Any]) -> str:
     """One line for a trace event."""
     t = e["type"]
     if t == "run_start":
-        return f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, " \
-               f"worker {e['worker']}, target {e['target']}"
+        return escape(f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, "
+                      f"worker {e['worker']}, target {e['target']}")
     if t == "model_call":
         calls = ", ".join(c["name"] for c in e["tool_calls"]) or "no tool call"
         cost = f"${e['cost_usd']:.4f}" if e["cost_usd"] is not None else "unpriced"
         text = (e["content"] or "").strip().replace("\n", " ")
         return f"[cyan]{calls}[/] · {e['prompt_tokens']}+{e['completion_tokens']} tok · {cost}" + \
-            (f" · “{text[:160]}”" if text else "")
+            (f" · “{escape(text[:160])}”" if text else "")
     if t == "tool_call":
         args = e["arguments"].get("command") or e["arguments"].get("path") or json.dumps(e["arguments"])[:80]
         result = (e["result"] or "").strip().replace("\n", " ")
-        return f"{e['name']}({str(args)[:80]}) → " + ("" if e["ok"] else "[red]") + result[:120]
+        return f"{e['name']}({escape(str(args)[:80])}) → " + ("" if e["ok"] else "[red]") + escape(result[:120])
     if t == "evaluation":
-        verdict = "[green]correct[/]" if e["correct"] else f"[red]INCORRECT[/]: {e['reason']}"
+        verdict = "[green]correct[/]" if e["correct"] else f"[red]INCORRECT[/]: {escape(str(e['reason']))}"
         speed = f" {e['speedup']:.3f}x" if e["speedup"] else ""
         return f"candidate {e['candidate']} (from {e['parent']}) {e['judgement']}: {verdict}{speed}" + \
             (" [bold green]→ best[/]" if e["best"] else "")
     if t == "decision_point":
-        return f"[yellow]{e['kind']}[/]: {e['detail']}"
+        return f"[yellow]{e['kind']}[/]: {escape(e['detail'])}"
     if t == "question":
         origin = "human" if e["source"] == "human" else f"bank {e['bank_id']} ({e['question_kind']})"
-        return f"[magenta]asked[/] ({origin}, at {e['decision_point']}): {e['text']}"
+        return f"[magenta]asked[/] ({escape(origin)}, at {e['decision_point']}): {escape(e['text'])}"
     if t == "human_message":
-        return f"[magenta]typed[/] at {e['decision_point']}: {e['text']!r}"
+        return f"[magenta]typed[/] at {e['decision_point']}: {escape(repr(e['text']))}"
     if t == "run_end":
         best = f"{e['best_speedup']:.3f}x" if e["best_speedup"] else "none"
-        return f"[bold]{e['reason']}[/] · best {best} · {e['steps']} steps · ${e['cost_usd']:.4f}"
-    return json.dumps({k: v for k, v in e.items() if k not in ("seq", "time", "type", "step", "key")})[:200]
+        return f"[bold]{escape(e['reason'])}[/] · best {best} · {e['steps']} steps · ${e['cost_usd']:.4f}"
+    return escape(json.dumps({k: v for k, v in e.items() if k not in ("seq", "time", "type", "step", "key")})[:200])

@@ -1,0 +1,113 @@
+"""`kernelseek experiment CONFIG`: run the graphs side by side on one task, evaluator and budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def register(app: typer.Typer, **_: typer.Typer) -> None:
+    @app.command("experiment")
+    def experiment_command(
+        config: Annotated[Path, typer.Argument(help="The experiment's YAML file (see evals/experiments/cpu_demo.yaml).")],
+        out: Annotated[Path | None, typer.Option(help="The experiment's folder (default: <runs>/experiments/<name>).")] = None,
+        parallel: int = typer.Option(1, help="Runs at once: at most the GPUs here (GPU targets) or the CPU cores "
+                                     "(the CPU task)."),
+        report_only: bool = typer.Option(False, "--report-only", help="Write the table and page from the runs "
+                                         "finished so far; run nothing."),
+    ) -> None:
+        """Compare graphs: every (graph, repeat) of CONFIG runs as an ordinary run, then one table and one page.
+
+        The config names the task, starting kernel, arch, model (or worker command), budgets, the graphs
+        (kernelseek: questions; tool_rich: extra tools, no questions; no_question: neither) and the repeats with
+        their seeds. Runs are resumable: run the same command again after Ctrl-C, a crash or a kill and it
+        continues where it stopped, never repeating a finished run. Writes table.md, results.json, curves.png
+        and index.html in the experiment's folder. Example:
+
+            kernelseek experiment evals/experiments/cpu_demo.yaml --parallel 2
+        """
+        from kernelseek.agent.configuration import ConfigError
+        from kernelseek.experiment.config import ExperimentConfigError, load_experiment
+        from kernelseek.experiment.report import write_report
+        from kernelseek.experiment.runner import check_parallel, collect, default_out, prepare
+
+        try:
+            experiment = load_experiment(config)
+            check_parallel(parallel, experiment.arch)
+            folder = Path(out) if out else default_out(experiment)
+            jobs = prepare(experiment, folder)
+        except (ExperimentConfigError, ConfigError) as error:
+            console.print(f"[red]error:[/] {error}")
+            raise typer.Exit(2) from None
+        done = [j for j in jobs if j.state == "finished"]
+        console.print(f"experiment [bold]{experiment.name}[/] in {folder}: {len(jobs)} runs "
+                      f"({len(experiment.graphs)} graphs × {experiment.repeats} repeats), {len(done)} finished already"
+                      + (f" ({', '.join(j.label for j in done)}: not run again)" if done else ""))
+        if not report_only and len(done) < len(jobs):
+            _run(jobs, parallel, experiment.arch)
+        metrics, missing = collect(experiment, jobs)
+        write_report(experiment, metrics, folder, missing=missing)
+        _print_table(folder)
+        console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
+        if missing:
+            failed = [j for j in jobs if j.result.startswith("failed")]
+            for job in failed:
+                console.print(f"[red]{job.label}[/] {job.result}")
+            console.print(f"[yellow]{len(missing)} run(s) not finished[/]; run the same command again to continue them.")
+            raise typer.Exit(1)
+
+
+def _run(jobs: list[Any], parallel: int, arch: str) -> None:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kernelseek.experiment.runner import run_jobs
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} steps"),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        bars = {}
+        for job in jobs:
+            if job.state == "finished":
+                continue
+            steps = job.graph and _max_steps(job)
+            bars[job.label] = progress.add_task(f"{job.label:<16} {'resuming' if job.state == 'partial' else 'waiting'}",
+                                                total=steps)
+
+        def update(job: Any, message: dict[str, Any]) -> None:
+            bar = bars[job.label]
+            if message["ks"] == "update":
+                best = f"{message['best']:.3f}x" if message.get("best") else "-"
+                progress.update(bar, completed=message.get("step", 0),
+                                description=f"{job.label:<16} best {best:<7} {(message.get('event') or '')[:60]}")
+            elif message["ks"] == "done":
+                progress.update(bar, description=f"{job.label:<16} {message['result'][:80]}")
+                if not console.is_terminal:
+                    console.print(f"{job.label}: {message['result']}")
+
+        run_jobs(jobs, parallel=parallel, arch=arch, on_update=update)
+
+
+def _max_steps(job: Any) -> int:
+    from kernelseek.agent.configuration import Configuration
+
+    return Configuration.load(job.run_dir / "config.json").max_steps
+
+
+def _print_table(folder: Path) -> None:
+    import json
+
+    results = json.loads((folder / "results.json").read_text())
+    from kernelseek.experiment.report import table_rows
+
+    head, rows = table_rows(results["graphs"], results["levels"], results["level_basis"])
+    table = Table(title="per graph (medians over repeats)")
+    for column in head:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)

@@ -1,0 +1,72 @@
+"""One run of an experiment, in its own process: `python -m kernelseek.experiment.child RUN_FOLDER`.
+
+Starts the run from its configuration, or resumes it from its last checkpoint (the same as
+`kernelseek resume`), and prints one JSON line per graph update ({"ks": "update", ...}) for the parent's
+progress display, then {"ks": "end", ...} or {"ks": "error", "message": ...}. A lock file in the run
+folder keeps two processes from driving the same run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def emit(kind: str, **fields: Any) -> None:
+    print(json.dumps({"ks": kind, **fields}, default=str), flush=True)
+
+
+def drive(run_dir: Path) -> int:
+    from graphs import load_graph
+    from kernelseek.agent.run_store import Run
+    from kernelseek.agent.state import initial_state
+    from kernelseek.agent.worker import WorkerError
+
+    run = Run.get(run_dir)
+    try:
+        graph = load_graph(run.config.graph, checkpointer=run.checkpointer())
+        config = run.thread()
+        snapshot = graph.get_state(config)
+        if snapshot.values and not snapshot.next:
+            emit("end", reason=snapshot.values.get("end_reason"), already=True)
+            return 0
+        payload = None if snapshot.values else initial_state(str(run.dir))
+        values = dict(snapshot.values or {})
+        for chunk in graph.stream(payload, config, stream_mode="updates", durability="sync"):
+            for node, update in chunk.items():
+                if node == "__interrupt__":
+                    emit("error", message=f"run {run.id} stopped at a question for a person; an experiment runs "
+                         "unattended (mode auto or none)")
+                    return 3
+                if isinstance(update, dict):
+                    values.update(update)
+                    emit("update", node=node, step=values.get("step", 0), event=update.get("last_event"),
+                         best=(values.get("best") or {}).get("speedup"), evals=values.get("evals", 0))
+        final = graph.get_state(config)
+        if final.next:
+            emit("error", message=f"run {run.id} stopped before its end (at {', '.join(final.next)})")
+            return 3
+        emit("end", reason=final.values.get("end_reason"), best=(final.values.get("best") or {}).get("speedup"),
+             step=final.values.get("step", 0))
+        return 0
+    except (WorkerError, ValueError) as error:
+        emit("error", message=str(error))
+        return 1
+
+
+def main(argv: list[str]) -> int:
+    run_dir = Path(argv[0]).resolve()
+    with open(run_dir / ".experiment.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            emit("error", message=f"{run_dir} is being run by another process; wait for it or end it first")
+            return 4
+        return drive(run_dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
