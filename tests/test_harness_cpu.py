@@ -17,7 +17,7 @@ def test_seed_is_correct_and_timed(tmp_path):
     report = json.loads(out.read_text())
     assert report["correct"] is True and report["arch"] == "cpu" and report["baseline"] == "torch"
     for scenario in report["scenarios"]:
-        assert scenario["correct"] and scenario["timing"] == "host clock"
+        assert scenario["correct"] and scenario["timing"] == "thread CPU time"
         assert scenario["time_s"]["candidate"] > 0 and scenario["time_s"]["torch"] > 0
         assert abs(scenario["speedup"] - scenario["time_s"]["torch"] / scenario["time_s"]["candidate"]) < 1e-9
         assert scenario["check"]["errors"]["y_max"] <= 4 * scenario["check"]["allowed"]["y_max"] + 1e-5

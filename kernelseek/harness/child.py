@@ -198,7 +198,7 @@ class Judge:
     def _time(self, impls: dict, count: int, result: dict) -> tuple[dict, str]:
         budget = self.spec.get("budget_s", 0.2)
         if not self.gpu:
-            return time_calls(impls, count, budget_s=budget), "host clock"
+            return time_calls(impls, count, budget_s=budget, clock=time.thread_time), "thread CPU time"
         self._graphs = {}
         for name, fn in impls.items():
             try:
