@@ -34,7 +34,7 @@ from typing import Any
 import torch
 
 from kernelseek.harness.task import Baseline, Scenario, Task, load_task
-from kernelseek.harness.timing import CaptureError, capture, time_calls, time_graphs
+from kernelseek.harness.timing import CaptureError, capture, time_by_kernel_durations, time_calls, time_graphs
 
 GPU_ARCHS = ("sm90", "sm100")
 
@@ -200,6 +200,7 @@ class Judge:
         if not self.gpu:
             return time_calls(impls, count, budget_s=budget, clock=time.thread_time), "thread CPU time"
         self._graphs = {}
+        uncapturable: dict[str, str] = {}
         for name, fn in impls.items():
             try:
                 self._graphs[name] = capture(fn)
@@ -209,9 +210,14 @@ class Judge:
                         f"the launcher is not capture-safe after its first call ({error}); a launcher must "
                         "not allocate, synchronize or copy between host and device on later calls") from None
                 if name == getattr(self.baseline, "name", None):
-                    raise RuntimeError(f"the baseline {name} could not be captured in a CUDA graph: {error}") from None
-                result.setdefault("beside_skipped", {})[name] = f"not capturable: {error}"
-        return time_graphs(self._graphs, count, budget_s=budget), "cuda graph replay"
+                    uncapturable[name] = str(error)
+                else:
+                    result.setdefault("beside_skipped", {})[name] = f"not capturable: {error}"
+        times = time_graphs(self._graphs, count, budget_s=budget)
+        for name, why in uncapturable.items():
+            times[name] = time_by_kernel_durations(impls[name], count)
+            result["baseline_timing"] = f"{name}: its kernels' durations from the profiler (not capturable: {why})"
+        return times, "cuda graph replay"
 
 
 def device_info(arch: str) -> dict:

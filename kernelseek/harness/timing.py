@@ -98,3 +98,21 @@ def time_calls(calls: dict[str, Callable[[], None]], calls_per_round: int, *, bu
         for name in names if trial % 2 == 0 else reversed(names):
             samples[name].append(once(name))
     return {name: _summary(values) for name, values in samples.items()}
+
+
+def time_by_kernel_durations(fn: Callable[[], None], calls_per_round: int, *, rounds: int = 10) -> Timed:
+    """For a baseline that cannot be captured in a graph: the sum of its GPU kernels' own durations
+    (from the profiler), per call. Launch gaps are not counted, so this favours the baseline."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(rounds):
+            fn()
+        torch.cuda.synchronize()
+    kernel_us = sum(e.device_time for e in prof.events() if e.device_type.name == "CUDA")
+    if kernel_us <= 0:
+        raise RuntimeError("the profiler saw no GPU kernel")
+    return Timed(median_s=kernel_us / 1e6 / (rounds * calls_per_round), trials=rounds, spread=0.0)
+
