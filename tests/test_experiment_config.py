@@ -31,6 +31,13 @@ def test_the_demo_config():
     assert {(c.target_gain, c.arch, c.task) for c in configs} == {(1.2, "cpu", str(ROOT / "evals/tasks/rmsnorm_cpu"))}
 
 
+def test_the_real_model_config_loads():
+    e = load_experiment(ROOT / "evals" / "experiments" / "flash_attn_sm90.yaml")
+    assert e.arch == "sm90" and e.repeats == 3 and e.level_basis == "baseline" and e.target == 1.16
+    assert {g.model for g in e.graphs} == {"anthropic/claude-sonnet-4-5"}
+    assert e.kernel == str(ROOT / "kernels" / "seeds" / "flash_attn_fwd.cu")
+
+
 def test_one_model_for_every_graph(tmp_path):
     path = tmp_path / "real.yaml"
     path.write_text("task: rmsnorm_cpu\nmodel: anthropic/claude-sonnet-4-5\nbudgets: {max_dollars: 3}\nrepeats: 3\n")
@@ -55,6 +62,8 @@ BAD = [
     ("task: rmsnorm_cpu\nmodel: m\ngraphs: [kernelseek, fancy]\nbudgets: {max_steps: 3}", "the field 'graphs' names 'fancy'"),
     ("task: rmsnorm_cpu\nmodel: m\ngraphs: {tool_rich: {temperature: 1}}\nbudgets: {max_steps: 3}",
      "the field 'graphs.tool_rich' may hold only"),
+    ("task: rmsnorm_cpu\nworker_command: c\ngraphs: [tool_rich]\nbudgets: {max_steps: 3}",
+     "the graph tool_rich needs the built-in worker"),
     ("task: rmsnorm_cpu\nmodel: m\nrepeats: 2\nseeds: [1]\nbudgets: {max_steps: 3}", "the field 'seeds' must list 2"),
     ("task: rmsnorm_cpu\nmodel: m\nrepeats: 0\nbudgets: {max_steps: 3}", "the field 'repeats' must be at least 1"),
     ("task: rmsnorm_cpu\nmodel: m\nmode: human\nbudgets: {max_steps: 3}", "the field 'mode' is 'human'"),
@@ -117,3 +126,19 @@ def test_a_run_folder_from_another_configuration_is_refused(tmp_path):
     path.write_text(path.read_text().replace("max_steps: 4", "max_steps: 3") + "repeats: 2\n")
     assert [(j.label, j.state) for j in prepare(load_experiment(path), tmp_path / "out")] == \
         [("no_question-r0", "partial"), ("no_question-r1", "new")]  # more repeats: the new ones are added
+
+
+def test_the_three_graphs_differ_only_in_questions_and_tools():
+    from graphs import load_graph
+    from kernelseek.toolrich import TOOLS
+
+    graphs = {name: load_graph(name) for name in ("kernelseek", "tool_rich", "no_question")}
+    assert {name: g.name for name, g in graphs.items()} == {n: n for n in graphs}
+    nodes = {name: set(g.get_graph().nodes) for name, g in graphs.items()}
+    assert nodes["kernelseek"] == nodes["tool_rich"] == nodes["no_question"]  # the same nodes, reused
+    assert [t.name for t in TOOLS] == ["profile", "compiled_code", "search_docs", "lessons"]
+    text = (ROOT / "graphs" / "tool_rich.py").read_text() + (ROOT / "graphs" / "no_question.py").read_text()
+    assert "questioner=False, extra_tools=TOOLS" in text and "build_graph(questioner=False, checkpointer" in text
+    import json
+
+    assert set(json.loads((ROOT / "langgraph.json").read_text())["graphs"]) == set(graphs)

@@ -33,7 +33,7 @@ def demo_config(tmp_path: Path) -> Path:
     data["docs"] = [str(base / d) for d in data["docs"]]
     data["repeats"], data["seeds"] = 1, [0]
     path = tmp_path / "cpu_demo.yaml"
-    path.write_text(yaml.safe_dump(data))
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
 

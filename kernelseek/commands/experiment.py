@@ -41,7 +41,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             experiment = load_experiment(config)
             check_parallel(parallel, experiment.arch)
             folder = Path(out) if out else default_out(experiment)
-            jobs = prepare(experiment, folder)
+            jobs = prepare(experiment, folder, create=not report_only)
         except (ExperimentConfigError, ConfigError) as error:
             console.print(f"[red]error:[/] {error}")
             raise typer.Exit(2) from None
@@ -49,17 +49,26 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         console.print(f"experiment [bold]{experiment.name}[/] in {folder}: {len(jobs)} runs "
                       f"({len(experiment.graphs)} graphs × {experiment.repeats} repeats), {len(done)} finished already"
                       + (f" ({', '.join(j.label for j in done)}: not run again)" if done else ""))
+        interrupted = False
         if not report_only and len(done) < len(jobs):
-            _run(jobs, parallel, experiment.arch)
+            try:
+                _run(jobs, parallel, experiment.arch)
+            except KeyboardInterrupt:  # the runs got the same Ctrl-C; each is resumable from its last step
+                interrupted = True
         metrics, missing = collect(experiment, jobs)
         write_report(experiment, metrics, folder, missing=missing)
         _print_table(folder)
         console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
+        if interrupted:
+            console.print(f"[yellow]interrupted[/]; nothing completed is lost — run the same command again to "
+                          f"continue the {len(missing)} unfinished run(s).")
+            raise typer.Exit(130)
         if missing:
             failed = [j for j in jobs if j.result.startswith("failed")]
             for job in failed:
                 console.print(f"[red]{job.label}[/] {job.result}")
-            console.print(f"[yellow]{len(missing)} run(s) not finished[/]; run the same command again to continue them.")
+            again = "without --report-only to run them" if report_only else "again to continue them"
+            console.print(f"[yellow]{len(missing)} run(s) not finished[/]; run the same command {again}.")
             raise typer.Exit(1)
 
 

@@ -2,13 +2,12 @@
 
 Starts the run from its configuration, or resumes it from its last checkpoint (the same as
 `kernelseek resume`), and prints one JSON line per graph update ({"ks": "update", ...}) for the parent's
-progress display, then {"ks": "end", ...} or {"ks": "error", "message": ...}. A lock file in the run
-folder keeps two processes from driving the same run.
+progress display, then {"ks": "end", ...} or {"ks": "error", "message": ...}. The run's lock
+(`Run.lock`, the one `kernelseek run/resume` take) keeps two processes from driving the same run.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import sys
 from pathlib import Path
@@ -58,14 +57,16 @@ def drive(run_dir: Path) -> int:
 
 
 def main(argv: list[str]) -> int:
-    run_dir = Path(argv[0]).resolve()
-    with open(run_dir / ".experiment.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            emit("error", message=f"{run_dir} is being run by another process; wait for it or end it first")
-            return 4
-        return drive(run_dir)
+    from kernelseek.agent.configuration import ConfigError
+    from kernelseek.agent.run_store import Run
+
+    run = Run.get(Path(argv[0]).resolve())
+    try:
+        with run.lock():
+            return drive(run.dir)
+    except ConfigError as error:  # another process drives it
+        emit("error", message=str(error))
+        return 4
 
 
 if __name__ == "__main__":

@@ -206,6 +206,9 @@ def load_experiment(path: str | Path) -> Experiment:
         if bool(g_model) == bool(g_command):
             raise _fail(path, f"the graph {gname} needs exactly one worker: set 'model' (a litellm model) or "
                         f"'worker_command' (a coding CLI), at the top level or under '{where}'.")
+        if gname == "tool_rich" and g_command:
+            raise _fail(path, f"the graph tool_rich needs the built-in worker ('model' under '{where}' or at the top "
+                        "level): its extra tools are offered to that worker, and an external CLI brings its own.")
         g_kwargs = spec.get("model_kwargs", kwargs)
         if not isinstance(g_kwargs, dict):
             raise _fail(path, f"the field '{where}.model_kwargs' must be a mapping.")

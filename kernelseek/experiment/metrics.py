@@ -8,7 +8,8 @@ Per run:
     steps           worker turns; cost_usd and tokens over all model calls (unpriced calls count $0 and are counted)
     evaluations     candidates the harness judged (the starting kernel not counted)
     wrong           of those, the incorrect ones
-    tool_calls      tool calls the model asked for (evaluate included), with a count per tool
+    tool_calls      tool calls the model asked for (evaluate included), with a count per tool; an external
+                    coding CLI's own tool calls are not visible (its turns are `worker_command` tool_call events)
     questions       questions asked (question_steps: the steps they were asked at); decision_points reached
 A level is a speedup (level_basis "baseline") or a multiple of the run's starting speedup ("start").
 """

@@ -64,9 +64,9 @@ def finished(run_dir: Path) -> bool:
         return False
 
 
-def prepare(experiment: Experiment, out: Path) -> list[Job]:
-    """The jobs of the experiment, creating the run folders that do not exist yet. A run folder made from
-    a different configuration (the file was edited since) is an error naming the field that differs."""
+def prepare(experiment: Experiment, out: Path, *, create: bool = True) -> list[Job]:
+    """The jobs of the experiment, creating the run folders that do not exist yet (unless `create` is False).
+    A run folder made from a different configuration (the file was edited since) is an error naming the field."""
     from kernelseek.agent.configuration import ConfigError, Configuration
     from kernelseek.agent.run_store import Run
 
@@ -94,6 +94,8 @@ def prepare(experiment: Experiment, out: Path) -> list[Job]:
                     f"now gives {wanted.to_dict()[field]!r}; restore it, or pass another --out to start a new "
                     "experiment.")
             state = "finished" if finished(folder) else "partial"
+        elif not create:
+            state = "new"
         else:
             if folder.exists():  # a folder cut off while being created: nothing in it was run
                 import shutil
@@ -101,7 +103,7 @@ def prepare(experiment: Experiment, out: Path) -> list[Job]:
                 shutil.rmtree(folder)
             Run.create(wanted, runs, folder.name)
             state = "new"
-        if graph.name == "tool_rich" or experiment.docs:
+        if folder.is_dir() and (graph.name == "tool_rich" or experiment.docs):
             (folder / SETTINGS_FILE).write_text(json.dumps({"docs": experiment.docs}, indent=1))
         jobs.append(Job(graph, repeat, folder, state))
     return jobs
@@ -147,17 +149,22 @@ def _gpu_ids() -> list[str]:
 
 def run_jobs(jobs: list[Job], *, parallel: int, arch: str,
              on_update: Callable[[Job, dict[str, Any]], None] | None = None) -> None:
-    """Run the unfinished jobs, `parallel` at a time; each job's `result` says how it went."""
+    """Run the unfinished jobs, `parallel` at a time; each job's `result` says how it went. On Ctrl-C (or any
+    exception here) no further run starts, the running ones are stopped (each resumable from its last completed
+    step) and the exception goes on."""
     todo = [j for j in jobs if j.state != "finished"]
     slots = _gpu_ids()[:parallel] if arch in GPU_ARCHS else [None] * parallel
     free = list(range(len(slots)))
     lock = threading.Lock()
+    stopping = threading.Event()
+    running: dict[str, subprocess.Popen] = {}
     repo = Path(__file__).resolve().parent.parent.parent
 
     def one(job: Job) -> None:
         with lock:
+            if stopping.is_set():
+                return
             slot = free.pop(0)
-        try:
             env = {**os.environ,
                    "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
             if slots[slot] is not None:
@@ -165,6 +172,8 @@ def run_jobs(jobs: list[Job], *, parallel: int, arch: str,
             proc = subprocess.Popen([sys.executable, "-m", "kernelseek.experiment.child", str(job.run_dir)],
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True, env=env, preexec_fn=_die_with_parent)  # noqa: PLW1509
+            running[job.label] = proc
+        try:
             stderr: list[str] = []
             reader = threading.Thread(target=lambda: stderr.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
             reader.start()
@@ -184,19 +193,40 @@ def run_jobs(jobs: list[Job], *, parallel: int, arch: str,
             reader.join(timeout=5)
             if code == 0 and finished(job.run_dir):
                 job.result = "finished"
+            elif stopping.is_set():
+                job.result = "stopped: interrupted (resumable)"
             else:
                 why = last.get("message") if last.get("ks") == "error" else \
                     (stderr[-1].strip() if stderr else f"exit status {code}")
                 job.result = f"failed: {why}"
         finally:
             with lock:
+                running.pop(job.label, None)
                 free.append(slot)
         if on_update:
             on_update(job, {"ks": "done", "result": job.result})
 
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
+    pool = ThreadPoolExecutor(max_workers=parallel)
+    try:
         for future in [pool.submit(one, job) for job in todo]:
             future.result()
+    except BaseException:
+        stopping.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        with lock:
+            procs = list(running.values())
+        for proc in procs:  # a run stopped mid-step resumes from its last completed one
+            try:
+                proc.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        raise
+    pool.shutdown(wait=True)
 
 
 def collect(experiment: Experiment, jobs: list[Job]) -> tuple[list, list[str]]:

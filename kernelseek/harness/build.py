@@ -122,9 +122,11 @@ def build_kernel(source: str | Path, arch: str, *, cache_dir: Path | None = None
         return BuildResult(**{**meta, "cached": True})
     folder.mkdir(parents=True, exist_ok=True)
     # The compiler sees a copy named for the target, so a .cu built for the CPU task fails clearly.
-    staged = folder / ("kernel" + target["suffix"])
+    # Private names for this build, so two processes building the same file at once cannot collide;
+    # the finished library is then moved into place atomically.
+    staged = folder / f"kernel.{os.getpid()}{target['suffix']}"
     staged.write_bytes(text)
-    partial = folder / "kernel.so.partial"
+    partial = folder / f"kernel.so.partial.{os.getpid()}"
     command = [compiler, *target["flags"], "-o", str(partial), str(staged)]
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=folder)
@@ -137,9 +139,12 @@ def build_kernel(source: str | Path, arch: str, *, cache_dir: Path | None = None
     if violations:
         raise BuildError("guard: " + "; ".join(map(str, violations)))
     partial.replace(library)  # atomic: a crash mid-build never leaves a half-written library in the cache
+    staged.unlink(missing_ok=True)
     result = BuildResult(library=str(library), arch=arch, sha256=source_sha, cached=False,
                          command=command, resources=parse_ptxas(log), log=log[-20000:])
-    meta_file.write_text(json.dumps({k: v for k, v in asdict(result).items() if k != "cached"}))
+    meta_partial = folder / f"build.json.{os.getpid()}"
+    meta_partial.write_text(json.dumps({k: v for k, v in asdict(result).items() if k != "cached"}))
+    meta_partial.replace(meta_file)
     return result
 
 
