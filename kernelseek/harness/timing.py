@@ -62,16 +62,8 @@ def time_graphs(graphs: dict[str, torch.cuda.CUDAGraph], calls_per_replay: int, 
         end.synchronize()
         return start.elapsed_time(end) / 1e3 / calls_per_replay
 
-    for name in names:  # warm-up: first replays upload the graph and bring the clocks up
-        replay(name)
-        replay(name)
-    one_round = sum(replay(name) for name in names) * calls_per_replay
-    trials = max(min_trials, min(max_trials, int(budget_s / max(one_round, 1e-9))))
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for trial in range(trials):
-        for name in names if trial % 2 == 0 else reversed(names):
-            samples[name].append(replay(name))
-    return {name: _summary(values) for name, values in samples.items()}
+    # warm-up: the first replays upload the graph and bring the clocks up
+    return _interleaved(names, replay, calls_per_replay, budget_s, min_trials, max_trials, warmups=2)
 
 
 def time_calls(calls: dict[str, Callable[[], None]], calls_per_round: int, *, budget_s: float,
@@ -89,14 +81,22 @@ def time_calls(calls: dict[str, Callable[[], None]], calls_per_round: int, *, bu
         synchronize()
         return (clock() - t0) / calls_per_round
 
+    return _interleaved(names, once, calls_per_round, budget_s, min_trials, max_trials, warmups=1)
+
+
+def _interleaved(names: list[str], measure: Callable[[str], float], calls_per_round: int, budget_s: float,
+                 min_trials: int, max_trials: int, *, warmups: int) -> dict[str, Timed]:
+    """Warm up, size the number of trials to the budget, then measure the implementations in turn,
+    trial after trial, alternating their order so that neither always follows the other."""
     for name in names:
-        once(name)
-    one_round = sum(once(name) for name in names) * calls_per_round
+        for _ in range(warmups):
+            measure(name)
+    one_round = sum(measure(name) for name in names) * calls_per_round
     trials = max(min_trials, min(max_trials, int(budget_s / max(one_round, 1e-9))))
     samples: dict[str, list[float]] = {name: [] for name in names}
     for trial in range(trials):
         for name in names if trial % 2 == 0 else reversed(names):
-            samples[name].append(once(name))
+            samples[name].append(measure(name))
     return {name: _summary(values) for name, values in samples.items()}
 
 
