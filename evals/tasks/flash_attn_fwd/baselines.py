@@ -53,7 +53,7 @@ def fa4() -> Baseline:
 
     def run(scenario: Scenario, inputs: dict) -> dict:
         p = scenario.params
-        common = dict(softmax_scale=inputs["scale"], causal=p["causal"], softcap=p["softcap"])
+        common = dict(softmax_scale=inputs["scale"], causal=p["causal"], softcap=p["softcap"], return_lse=True)
         with torch.no_grad():
             if p["layout"] == "varlen":
                 out, lse = module.flash_attn_varlen_func(inputs["q"], inputs["k"], inputs["v"],
@@ -64,7 +64,7 @@ def fa4() -> Baseline:
                 out, lse = module.flash_attn_func(inputs["q"], inputs["k"], inputs["v"], **common)[:2]
         return {"out": out, "lse": lse}
 
-    return Baseline("fa4", run, info={"module": "flash_attn.cute"})
+    return Baseline("fa4", run, info={"module": "flash_attn.cute", "version": getattr(module, "__version__", None)})
 
 
 def sdpa_supports(scenario: Scenario) -> bool:

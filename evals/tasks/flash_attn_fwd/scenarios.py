@@ -93,8 +93,9 @@ def sm90() -> list[Scenario]:
 
 
 def sm100() -> list[Scenario]:
-    """FA4's forward supports the same features on Blackwell; the suite is the same shapes."""
-    return sm90()
+    """The sm90 shapes that FA4 runs on Blackwell: its forward (flash-attn-4 4.0.0b36) accepts head dims
+    up to 128, (192, 128) and (256, 256) there, so the d192 scenarios are left out."""
+    return [s for s in sm90() if s.params["head_dim"] != 192]
 
 
 def tiny() -> list[Scenario]:
