@@ -286,8 +286,10 @@ def describe(e: dict[str, Any]) -> str:
     """One line for a trace event."""
     t = e["type"]
     if t == "run_start":
+        goals = ([f"target {e['target']}x"] if e.get("target") else []) + \
+            ([f"target gain {e['target_gain']}x"] if e.get("target_gain") else [])
         return escape(f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, "
-                      f"worker {e['worker']}, target {e['target']}")
+                      f"worker {e['worker']}, " + (" or ".join(goals) or "no target"))
     if t == "model_call":
         calls = ", ".join(c["name"] for c in e["tool_calls"]) or "no tool call"
         cost = f"${e['cost_usd']:.4f}" if e["cost_usd"] is not None else "unpriced"
@@ -301,7 +303,8 @@ def describe(e: dict[str, Any]) -> str:
     if t == "evaluation":
         verdict = "[green]correct[/]" if e["correct"] else f"[red]INCORRECT[/]: {escape(str(e['reason']))}"
         speed = f" {e['speedup']:.3f}x" if e["speedup"] else ""
-        return f"candidate {e['candidate']} (from {e['parent']}) {e['judgement']}: {verdict}{speed}" + \
+        origin = "the starting kernel" if e["parent"] is None else f"from {e['parent']}"
+        return f"candidate {e['candidate']} ({origin}) {e['judgement']}: {verdict}{speed}" + \
             (" [bold green]→ best[/]" if e["best"] else "")
     if t == "decision_point":
         return f"[yellow]{e['kind']}[/]: {escape(e['detail'])}"
