@@ -308,6 +308,12 @@ template <> struct Wgmma<256> {
 #endif
 static_assert(128 * (168 - KS_PRODUCER_REGS) >= 256 * (KS_CONSUMER_REGS - 168), "setmaxnreg split exceeds the CTA's registers");
 
+// Causal pairing pays where per-tile fixed costs matter (short sequences); on long ones the
+// hardware's dispatch of one CTA per tile balances more finely than a static schedule can.
+#ifndef KS_PAIR_MAX_MBLOCKS
+#define KS_PAIR_MAX_MBLOCKS 32
+#endif
+
 struct Params {
   __nv_bfloat16* o;
   float* lse;
@@ -319,6 +325,7 @@ struct Params {
   int varlen, causal;
   int pack_g, pack_r;  // GQA packing: pack_g query heads x pack_r rows fill one 128-row tile (1 x 128: off)
   int n_mblocks, n_splits;
+  int n_pairs;         // > 0: causal pairing schedule over this many (heavy, light) m-block pairs
   float* o_part;       // split-KV partials: [split][batch][hq][sq][D] fp32 and [split][batch][hq][sq]
   float* lse_part;
   float sl2;      // multiplier taking a (possibly capped) score to log2 units
@@ -393,20 +400,38 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 
   // Work units: m_block fastest (CTAs running together share K/V in L2), then split, head, batch.
   // Causal: m_block reversed so the long tiles of each head start first.
+  // Causal pairing (p.n_pairs > 0, persistent grid, no split): CTA c takes pair c, c + G, ... and
+  // does each pair's heavy tile (m_block n-1-k) in one round and its light one (m_block k) in the
+  // next, so every CTA's rounds cost the same and CTAs running together stay on a few heads.
   const int HH = p.hq / p.pack_g;  // head slots: query heads, or KV heads when GQA-packed
-  const int num_tiles = p.n_mblocks * p.n_splits * HH * p.batch;
+  const int G = gridDim.x;
+  const int num_tiles = p.n_pairs > 0 ? 2 * G * ((p.n_pairs + G - 1) / G) : p.n_mblocks * p.n_splits * HH * p.batch;
   const int R = p.pack_r;
   struct Tile {
     int b, hq0, hk, q_start, k_start, sq, sk, m0, nb_lo, nb_hi, qshift, q_row0, bq, sp;
   };
   auto decode = [&](int t, Tile& T) -> bool {
-    int mb = t % p.n_mblocks;
-    t /= p.n_mblocks;
-    T.sp = t % p.n_splits;
-    t /= p.n_splits;
-    const int hh = t % HH;
-    T.b = t / HH;
-    if (p.causal) mb = p.n_mblocks - 1 - mb;
+    int mb, hh;
+    if (p.n_pairs > 0) {
+      const int round = t / G, pair = (round / 2) * G + t % G;
+      if (pair >= p.n_pairs) return false;
+      const int per_head = (p.n_mblocks + 1) / 2;
+      const int k = pair % per_head;
+      const int heavy = p.n_mblocks - 1 - k;
+      if ((round & 1) && heavy == k) return false;  // odd n_mblocks: the middle tile pairs with itself
+      mb = (round & 1) ? k : heavy;
+      hh = (pair / per_head) % HH;
+      T.b = pair / per_head / HH;
+      T.sp = 0;
+    } else {
+      mb = t % p.n_mblocks;
+      t /= p.n_mblocks;
+      T.sp = t % p.n_splits;
+      t /= p.n_splits;
+      hh = t % HH;
+      T.b = t / HH;
+      if (p.causal) mb = p.n_mblocks - 1 - mb;
+    }
     T.hq0 = hh * p.pack_g;
     T.hk = T.hq0 / p.group;
     T.q_start = 0;
@@ -965,12 +990,19 @@ static int launch_main(const void* q, const void* k, const void* v, const Params
   if (cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 4;
   const long long tiles = static_cast<long long>(prm.n_mblocks) * prm.n_splits * (prm.hq / prm.pack_g) * prm.batch;
   if (tiles >= (1LL << 31)) return 2;
-  // Persistent CTAs when every tile costs the same; one CTA per tile otherwise (causal, varlen), so
-  // the hardware's in-order block dispatch balances the uneven tiles and keeps neighbours on the
-  // same head (K/V shared in L2).
+  // Persistent CTAs when every tile costs the same, or when causal tiles can be paired heavy with
+  // light (equal-cost pairs); one CTA per tile otherwise (varlen, split causal), so the hardware's
+  // in-order block dispatch balances the uneven tiles and keeps neighbours on one head.
+  Params pk = prm;
+  pk.n_pairs = 0;
   const bool uniform = !prm.causal && !prm.varlen;
-  const int grid = static_cast<int>((!uniform || tiles < nsm) ? tiles : nsm);
-  kern<<<grid, NTHREADS, C::SMEM, stream>>>(mq, mk, mv, prm);
+  int grid = static_cast<int>((!uniform || tiles < nsm) ? tiles : nsm);
+  if (prm.causal && !prm.varlen && prm.n_splits == 1 && tiles > nsm && prm.n_mblocks <= KS_PAIR_MAX_MBLOCKS) {
+    const long long pairs = static_cast<long long>((prm.n_mblocks + 1) / 2) * (prm.hq / prm.pack_g) * prm.batch;
+    pk.n_pairs = static_cast<int>(pairs);
+    grid = static_cast<int>(pairs < nsm ? pairs : nsm);
+  }
+  kern<<<grid, NTHREADS, C::SMEM, stream>>>(mq, mk, mv, pk);
   return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }
 

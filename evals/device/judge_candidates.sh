@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Judge Hopper candidates on an H200 in one device call, newest idea first; then memcheck and racecheck
+# on the first one. Each argument is NAME=KERNEL (the full suite, JSON to evals/results/NAME.json) or
+# NAME=KERNEL@GLOB (only the scenarios matching GLOB, no beside baselines: an exploration, not a result).
+#   bash evals/device/judge_candidates.sh hopper-flash_attn_fwd-v7-sm90-full=kernels/hopper/v7.cu \
+#        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
+# Before the call, here: stage FA3 (../shared/device/stage-wheels.sh --no-deps --dir .whl-fa3 fa3-fwd==0.0.3)
+# and prebuild each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90
+# --compile-only); carry [".whl-fa3/1", ".ks-cache"]. Candidate files are untracked (not ignored): they travel.
+set -uo pipefail
+START=$SECONDS; LIMIT=${LIMIT:-570}
+left() { echo $((LIMIT - (SECONDS - START))); }
+if [ -f /tmp/ks-pythonpath ]; then export PYTHONPATH=$(cat /tmp/ks-pythonpath)
+else python3 -m pip install -q --no-index --no-deps --target /tmp/ks-fa3 .whl-fa3/1/*.whl || exit 1
+  echo /tmp/ks-fa3 > /tmp/ks-pythonpath; export PYTHONPATH=/tmp/ks-fa3; fi
+export PYTHONPATH=$PWD:$PYTHONPATH KERNELSEEK_CACHE=$PWD/.ks-cache PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/logs" evals/results
+first=""
+for arg in "$@"; do
+  name=${arg%%=*}; spec=${arg#*=}; kernel=${spec%%@*}; flags=()
+  [ "$spec" != "$kernel" ] && flags=(--scenarios "${spec#*@}" --no-beside)
+  first=${first:-$kernel}
+  budget=$(( $(left) - 90 )); [ "$budget" -gt 240 ] && budget=240
+  if [ "$budget" -lt 40 ]; then echo "$name: skipped, $(left)s left"; continue; fi
+  t0=$SECONDS
+  timeout "$budget" python3 -m kernelseek eval "$kernel" --arch sm90 "${flags[@]}" --out "evals/results/$name.json" \
+      > "$OUT/logs/$name.log" 2>&1
+  echo "$name: rc=$? $((SECONDS - t0))s"; tail -2 "$OUT/logs/$name.log"
+  cp "evals/results/$name.json" "$OUT/" 2>/dev/null
+done
+for tool in memcheck racecheck; do
+  [ "$(left)" -gt 50 ] || break
+  timeout $(( $(left) - 10 )) compute-sanitizer --tool $tool --print-limit 20 python3 evals/device/sanitize.py \
+      "$first" > "$OUT/logs/sanitizer-$tool.log" 2>&1
+  echo "$tool $first: rc=$?"; tail -1 "$OUT/logs/sanitizer-$tool.log"
+done
+tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$OUT/logs"
