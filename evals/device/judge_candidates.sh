@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Judge Hopper candidates on an H200 in one device call, newest idea first; then memcheck and racecheck
-# on the first one. Each argument is NAME=KERNEL (the full suite, JSON to evals/results/NAME.json) or
+# on the first one (or on $SANITIZE). Each argument is NAME=KERNEL (the full suite, JSON to evals/results/NAME.json) or
 # NAME=KERNEL@GLOB (only the scenarios matching GLOB, no beside baselines: an exploration, not a result).
 #   bash evals/device/judge_candidates.sh hopper-flash_attn_fwd-v7-sm90-full=kernels/hopper/v7.cu \
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
@@ -15,7 +15,7 @@ else python3 -m pip install -q --no-index --no-deps --target /tmp/ks-fa3 .whl-fa
   echo /tmp/ks-fa3 > /tmp/ks-pythonpath; export PYTHONPATH=/tmp/ks-fa3; fi
 export PYTHONPATH=$PWD:$PYTHONPATH KERNELSEEK_CACHE=$PWD/.ks-cache PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/logs" evals/results
-first=""
+first=${SANITIZE:-}
 for arg in "$@"; do
   name=${arg%%=*}; spec=${arg#*=}; kernel=${spec%%@*}; flags=()
   [ "$spec" != "$kernel" ] && flags=(--scenarios "${spec#*@}" --no-beside)
