@@ -12,6 +12,8 @@ import json
 
 from loop_support import EVALUATE, FIXTURES, bank_copy, events, invoke, script, shell, source, write
 
+from kernelseek.commands.run import describe
+
 KERNEL = "start.cpp"  # the workspace's candidate file: the starting kernel's name
 
 
@@ -68,5 +70,8 @@ def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     # the worker saw the harness's reports as the results of its evaluate calls
     shown = invoke(["trace", "show", "scripted", "--runs-dir", str(runs)])
     assert shown.exit_code == 0 and "INCORRECT" in shown.output and "→ best" in shown.output
+    start, = events(run, "run_start")
+    first = events(run, "evaluation")[0]
+    assert describe(start).endswith("target gain 2x") and "(the starting kernel)" in describe(first)
     # the bank learned from the run
     assert "scripted" in (tmp_path / "bank" / "stats.json").read_text()

@@ -286,8 +286,8 @@ def describe(e: dict[str, Any]) -> str:
     """One line for a trace event."""
     t = e["type"]
     if t == "run_start":
-        goals = ([f"target {e['target']}x"] if e.get("target") else []) + \
-            ([f"target gain {e['target_gain']}x"] if e.get("target_gain") else [])
+        goals = ([f"target {e['target']:g}x"] if e.get("target") else []) + \
+            ([f"target gain {e['target_gain']:g}x"] if e.get("target_gain") else [])
         return escape(f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, "
                       f"worker {e['worker']}, " + (" or ".join(goals) or "no target"))
     if t == "model_call":
