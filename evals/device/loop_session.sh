@@ -12,7 +12,6 @@ set -uo pipefail
 [ -f /tmp/ks-pythonpath ] || { echo "no install from acceptance.sh on this machine: run it first"; exit 1; }
 export PYTHONPATH=$PWD:$(cat /tmp/ks-pythonpath) KERNELSEEK_CACHE=$PWD/.ks-cache PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-ks() { python3 -m kernelseek "$@"; }
 
 sed 's/float x = wS\[r \* L::LDS + c\] \* p.scale;/float x = wS[r * L::LDS + c];/' \
     kernels/seeds/flash_attn_fwd.cu > /tmp/broken.cu
@@ -23,7 +22,7 @@ t0=$SECONDS
 timeout 300 python3 -m kernelseek run flash_attn_fwd --arch sm90 --model scripted//tmp/h200-script.json \
     --mode auto --target-gain 1.5 --max-steps 4 --run-id h200-scripted > "$OUT/run.log" 2>&1
 echo "run: rc=$? $((SECONDS - t0))s"; tail -5 "$OUT/run.log"
-ks trace show h200-scripted > "$OUT/trace-show.txt" 2>&1; cat "$OUT/trace-show.txt" | tail -40
+python3 -m kernelseek trace show h200-scripted > "$OUT/trace-show.txt" 2>&1; tail -40 "$OUT/trace-show.txt"
 tar -C runs -czf "$OUT/run-h200-scripted.tgz" h200-scripted
 
 t0=$SECONDS
