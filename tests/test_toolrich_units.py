@@ -136,7 +136,7 @@ def test_lessons_store(tmp_path):
                 speedup=None, reason="1 of 3 scenarios failed", best=False, **common)
     text = store.recall(tmp_path / "trace.jsonl")
     assert "[worked] float accumulation" in text and "[failed] unrolling" in text
-    assert "candidate 0 (from None): correct, 1.500x (full) — became the best" in text
+    assert "candidate 0 (the starting kernel): correct, 1.500x (full) — became the best" in text
     assert "candidate 1 (from 0): INCORRECT: 1 of 3 scenarios failed" in text
 
 

@@ -79,5 +79,6 @@ def candidate_history(trace: Path) -> list[str]:
     for n, e in sorted(last.items()):
         verdict = f"correct, {e['speedup']:.3f}x ({e['judgement']})" if e["correct"] and e["speedup"] else \
             "correct" if e["correct"] else f"INCORRECT: {(e.get('reason') or '')[:160]}"
-        out.append(f"candidate {n} (from {e['parent']}): {verdict}" + (" — became the best" if e["best"] else ""))
+        origin = "the starting kernel" if e["parent"] is None else f"from {e['parent']}"
+        out.append(f"candidate {n} ({origin}): {verdict}" + (" — became the best" if e["best"] else ""))
     return out
