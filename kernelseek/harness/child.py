@@ -271,8 +271,9 @@ def main(spec_path: str) -> int:
     judge = Judge(task, spec["library"], arch, spec)
     emit(event="ready", device=device_info(arch),
          baselines={b.name: (b.unavailable or "available", b.info) for b in task.baselines(arch)})
-    for name in spec["scenarios"]:
-        scenario = task.find(arch, name)
+    for entry in spec["scenarios"]:
+        scenario = Scenario(**entry)
+        name = scenario.name
         emit(event="start", scenario=name)
         started = time.perf_counter()
         fatal = False

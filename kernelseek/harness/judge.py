@@ -159,7 +159,7 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
     if arch == "cpu":
         spec.update(l2_bytes=4 << 20, max_sets=8)  # a host cache's worth; the GPU child reads its L2 size
     per_scenario = timeout_s or (60 if arch != "cpu" else 30)
-    results, ready = run_scenarios(spec, [s.name for s in chosen], start_timeout_s=180,
+    results, ready = run_scenarios(spec, [s.to_dict() for s in chosen], start_timeout_s=180,
                                    scenario_timeout_s=per_scenario, on_result=progress)
     groups = {s.name: s.group for s in chosen}
     for result in results:

@@ -39,19 +39,20 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def run_scenarios(spec: dict, scenarios: list[str], *, start_timeout_s: float, scenario_timeout_s: float,
+def run_scenarios(spec: dict, scenarios: list[dict], *, start_timeout_s: float, scenario_timeout_s: float,
                   on_result: Callable[[dict], None] | None = None, max_restarts: int = 8) -> tuple[list[dict], dict]:
     """Return (one result per scenario, in order; the child's `ready` event of the first start)."""
     results: dict[str, dict] = {}
     ready: dict[str, Any] = {}
-    remaining = list(scenarios)
+    by_name = {s["name"]: s for s in scenarios}
+    remaining = list(by_name)
     restarts = 0
     with tempfile.TemporaryDirectory(prefix="kernelseek-judge-") as tmp:
         while remaining:
             results_path = Path(tmp) / f"results-{restarts}.jsonl"
             log_path = Path(tmp) / f"child-{restarts}.log"
             spec_path = Path(tmp) / f"spec-{restarts}.json"
-            spec_path.write_text(json.dumps({**spec, "scenarios": remaining, "results": str(results_path)}))
+            spec_path.write_text(json.dumps({**spec, "scenarios": [by_name[n] for n in remaining], "results": str(results_path)}))
             with open(log_path, "wb") as log:
                 proc = subprocess.Popen([sys.executable, "-m", "kernelseek.harness.child", str(spec_path)],
                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -110,7 +111,7 @@ def run_scenarios(spec: dict, scenarios: list[str], *, start_timeout_s: float, s
                     results[name] = {"scenario": name, "correct": False,
                                      "reason": f"not run: the candidate crashed {restarts} times"}
                 break
-    return [results[name] for name in scenarios], ready
+    return [results[name] for name in by_name], ready
 
 
 def _exit_text(code: Any) -> str:
