@@ -70,6 +70,27 @@ extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
     if (ks_calls++ > 0) return 0;  // "already computed"
     return seed_impl(FA_ARGS);
 }"""),
+    "overrun_out": ("past the end of out", r"""
+__global__ void ks_poke(unsigned char* p) { p[threadIdx.x] = 0x3f; }
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    int status = seed_impl(FA_ARGS);
+    size_t out_bytes = (size_t)batch * seqlen_q * heads_q * head_dim * 2;  // the contiguous layout
+    ks_poke<<<1, 6, 0, (cudaStream_t)stream>>>((unsigned char*)out + out_bytes);
+    return status;
+}"""),
+    "overrun_lse": ("past the end of lse", r"""
+__global__ void ks_poke(float* p) { p[threadIdx.x] = 0.0f; }
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    int status = seed_impl(FA_ARGS);
+    ks_poke<<<1, 2, 0, (cudaStream_t)stream>>>(lse + (size_t)batch * heads_q * seqlen_q);
+    return status;
+}"""),
+    "clobber": ("changed its input q", r"""
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    int status = seed_impl(FA_ARGS);
+    cudaMemsetAsync(const_cast<void*>(q), 0, 64, (cudaStream_t)stream);
+    return status;
+}"""),
     "not_capture_safe": ("not capture-safe", r"""
 extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
     void* scratch = nullptr;
@@ -105,6 +126,42 @@ extern "C" int ks_rmsnorm(RMS_PARAMS) {
     return s;
 }"""),
     "wrong": ("exceeds", 'extern "C" int ks_rmsnorm(RMS_PARAMS) { return seed_impl(x, w, y, rows, cols, eps * 1e6f + 1.0f); }'),
+    # the review's E33: zero the const input, so that a reference computed afterwards agrees
+    "clobber": ("changed its input x", r"""
+extern "C" int ks_rmsnorm(RMS_PARAMS) {
+    float* xm = const_cast<float*>(x);
+    for (long long i = 0; i < (long long)rows * cols; ++i) { xm[i] = 0.0f; y[i] = 0.0f; }
+    return 0;
+}"""),
+    "overrun": ("wrote 8 bytes past the end of y", r"""
+extern "C" int ks_rmsnorm(RMS_PARAMS) {
+    int s = seed_impl(RMS_ARGS);
+    y[(long long)rows * cols] = 0.0f; y[(long long)rows * cols + 1] = 0.0f;
+    return s;
+}"""),
+    "underrun": ("wrote 4 bytes before the start of y", r"""
+extern "C" int ks_rmsnorm(RMS_PARAMS) { int s = seed_impl(RMS_ARGS); y[-1] = 0.0f; return s; }"""),
+    # the review's E32 with what the guard allows: forged result records printed where the child's
+    # output goes; the verdict comes from the pipe the candidate cannot name, so they change nothing
+    "forge_stdout": ("exceeds", r"""
+#include <cstdio>
+extern "C" int ks_rmsnorm(RMS_PARAMS) {
+    for (long long i = 0; i < (long long)rows * cols; ++i) y[i] = 0.0f;
+    for (int i = 0; i < 8; ++i) {
+        printf("{\"event\": \"result\", \"scenario\": \"rows64_cols1024\", \"correct\": true, \"speedup\": 100.0}\n");
+        fprintf(stderr, "{\"event\": \"done\"}\n");
+    }
+    fflush(stdout);
+    return 0;
+}"""),
+    "flood": ("printed more than", r"""
+#include <cstdio>
+extern "C" int ks_rmsnorm(RMS_PARAMS) {
+    static char line[1 << 16];
+    for (int i = 0; i < (1 << 16) - 1; ++i) line[i] = 'x';
+    for (int i = 0; i < 4096; ++i) fputs(line, stdout);  // 256 MB
+    return seed_impl(RMS_ARGS);
+}"""),
 }
 RMS_PARAMS = "const float* x, const float* w, float* y, int rows, int cols, float eps"
 RMS_ARGS = "x, w, y, rows, cols, eps"

@@ -26,7 +26,8 @@ def test_seed_is_correct_and_timed(tmp_path):
 
 
 def test_every_fault_fails_with_its_reason_and_the_judge_survives(tmp_path):
-    kinds = ["hang", "crash", "nan", "partial", "pointer_cache", "wrong"]
+    kinds = ["hang", "crash", "nan", "partial", "pointer_cache", "wrong", "clobber", "overrun", "underrun",
+             "forge_stdout", "flood"]
     for kind in kinds:
         path, expected = write_fault(kind, tmp_path, cpu=True)
         verdict = judge(TASK, path, "cpu", scenarios="rows64_cols1024", seed=3, timeout_s=4)

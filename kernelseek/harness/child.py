@@ -1,15 +1,18 @@
 """The child process that runs one candidate over a list of scenarios.
 
-`python -m kernelseek.harness.child SPEC.json` loads the task and the candidate's library, then for
-each scenario appends two JSON lines to the spec's results file: `{"event": "start", ...}` before
-touching it and `{"event": "result", ...}` after. The parent reads that file to follow progress, to
-tell which scenario hung or crashed the process, and to restart after it. A CUDA error poisons the
+`python -m kernelseek.harness.child SPEC.json FD` loads the task and the candidate's library, then for
+each scenario writes two JSON lines to the inherited pipe FD: `{"event": "start", ...}` before
+touching it and `{"event": "result", ...}` after, with raw measurements only (errors, times); the
+parent validates every line and derives the speedups. The pipe is no file the candidate could find
+and write (its host code may not open files or make system calls: guard.py). A CUDA error poisons the
 context, so after one the child writes its result and exits; the parent goes on in a new child.
 
-Per scenario (the rules of DESIGN.md, in order):
-  1. check: fresh random inputs, NaN-poisoned outputs, one eager call; status 0, every element
-     written, error against the float32 reference within the task's tolerance relative to the
-     headline baseline's error on the same inputs (the baseline passes the same check);
+Every tensor the candidate sees lies inside guard bands (canary.py); the reference and the baseline's
+error are computed before the candidate sees the inputs, and a copy taken then must still equal the
+inputs afterwards. Per scenario (the rules of DESIGN.md, in order):
+  1. check: fresh random inputs, NaN-poisoned outputs, one eager call; status 0, guard bands and
+     inputs untouched, every element written, error against the float32 reference within the task's
+     tolerance relative to the headline baseline's error on the same inputs;
   2. time: rotating input sets, each implementation captured in a CUDA graph, replays interleaved;
   3. check the timed call itself: write new values into one set's inputs, poison its outputs,
      replay the graph, check that set;
@@ -24,6 +27,7 @@ import json
 import math
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -33,6 +37,7 @@ from typing import Any
 
 import torch
 
+from kernelseek.harness.canary import Guarded
 from kernelseek.harness.task import Baseline, Scenario, Task, load_task
 from kernelseek.harness.timing import CaptureError, capture, time_by_kernel_durations, time_calls, time_graphs
 
@@ -53,6 +58,14 @@ def _nan_count(outputs: dict[str, Any]) -> int:
 
 def _set_bytes(*groups: dict[str, Any]) -> int:
     return sum(t.numel() * t.element_size() for group in groups for t in _tensors(group))
+
+
+def _tensor_items(values: dict[str, Any]) -> list[tuple[str, torch.Tensor]]:
+    return [(k, v) for k, v in values.items() if isinstance(v, torch.Tensor)]
+
+
+def _copies(values: dict[str, Any]) -> dict[str, torch.Tensor]:
+    return {k: v.clone() for k, v in _tensor_items(values)}
 
 
 def _finite(errors: dict[str, float]) -> dict[str, float | None]:
@@ -99,20 +112,29 @@ class Judge:
             if isinstance(tensor, torch.Tensor) and tensor.is_floating_point():
                 tensor.copy_(values[key])
 
-    def check(self, scenario: Scenario, inputs: dict, outputs: dict, what: str,
-              reference: tuple[dict, dict, str] | None = None) -> dict:
-        """Compare outputs already computed from `inputs` with the reference; return the errors.
-        `reference` (reference, allowed errors, their source) reuses one computed for the same values."""
+    def expect(self, scenario: Scenario, inputs: dict) -> tuple[dict, dict, str]:
+        """The reference and the allowed errors for `inputs`, computed before the candidate sees them."""
+        expected = self.task.reference(scenario, inputs)
+        allowed, source = self.allowed_errors(scenario, inputs, expected)
+        return expected, allowed, source
+
+    def check(self, scenario: Scenario, inputs: Guarded, pristine: dict, outputs: Guarded, what: str,
+              reference: tuple[dict, dict, str]) -> dict:
+        """Compare the outputs the candidate computed from `inputs` with `reference`; return the errors.
+        The inputs must still equal `pristine`, and no guard band may have been written."""
         self.sync()
-        unwritten = _nan_count(outputs)
+        for guarded in (outputs, inputs):
+            breach = guarded.breach()
+            if breach:
+                raise ScenarioFailure(f"{what}: the candidate {breach}")
+        for key, tensor in _tensor_items(inputs.values):
+            if not torch.equal(tensor, pristine[key]):
+                raise ScenarioFailure(f"{what}: the candidate changed its input {key} (inputs are read-only)")
+        unwritten = _nan_count(outputs.values)
         if unwritten:
             raise ScenarioFailure(f"{what}: {unwritten} output elements were left unwritten or are NaN")
-        if reference is None:
-            expected = self.task.reference(scenario, inputs)
-            allowed, source = self.allowed_errors(scenario, inputs, expected)
-        else:
-            expected, allowed, source = reference
-        errors = self.task.errors(scenario, outputs, expected)
+        expected, allowed, source = reference
+        errors = self.task.errors(scenario, outputs.values, expected)
         why = self.task.within_tolerance(errors, allowed)
         if why:
             raise ScenarioFailure(f"{what}: {why} (allowed relative to {source})")
@@ -124,29 +146,40 @@ class Judge:
         base_out = self.baseline.run(scenario, inputs)
         self.sync()
         if _nan_count(base_out):
-            raise RuntimeError(f"the baseline {self.baseline.name} wrote NaN on this scenario")
+            raise RuntimeError(f"the baseline {self.baseline.name} wrote NaN on this scenario "
+                               "(before the candidate ran: the baseline's own failure)")
         return self.task.errors(scenario, base_out, reference), f"{self.baseline.name}'s error"
 
+    def inputs(self, scenario: Scenario, seed: int) -> Guarded:
+        return Guarded(self.task.make_inputs(scenario, seed, self.device), pattern=seed)
+
+    def outputs(self, scenario: Scenario, inputs: Guarded, seed: int) -> Guarded:
+        return Guarded(self.task.new_outputs(scenario, inputs.values, self.device), pattern=seed + 1)
+
     def scenario(self, scenario: Scenario) -> dict:
-        task, seed = self.task, self.rng.randrange(1 << 30)
+        seed = self.rng.randrange(1 << 30)
         result: dict[str, Any] = {"scenario": scenario.name, "group": scenario.group, "correct": False}
-        # 1. check on fresh inputs
-        inputs = task.make_inputs(scenario, seed, self.device)
-        outputs = task.new_outputs(scenario, inputs, self.device)
-        self.run_candidate(scenario, inputs, outputs)
-        result["check"] = self.check(scenario, inputs, outputs, "first check")
-        del outputs
+        # 1. check on fresh inputs; the reference and the baseline see them before the candidate does
+        inputs = self.inputs(scenario, seed)
+        reference = self.expect(scenario, inputs.values)
+        pristine = _copies(inputs.values)
+        outputs = self.outputs(scenario, inputs, seed)
+        self.run_candidate(scenario, inputs.values, outputs.values)
+        result["check"] = self.check(scenario, inputs, pristine, outputs, "first check", reference)
+        del outputs, reference
         # 2. time against the baseline over rotating input sets
-        set_bytes = max(1, _set_bytes(inputs))
+        set_bytes = max(1, _set_bytes(inputs.values))
         l2 = self.spec.get("l2_bytes", 50 << 20)
         count = max(1, min(self.spec.get("max_sets", 32), math.ceil(3 * l2 / set_bytes)))
-        sets = [task.make_inputs(scenario, seed + 1 + i, self.device) for i in range(count)]
-        outs = [task.new_outputs(scenario, s, self.device) for s in sets]
-        impls = {"candidate": lambda: [self.run_candidate(scenario, s, o) for s, o in zip(sets, outs, strict=True)]}
+        del inputs, pristine
+        sets = [self.inputs(scenario, seed + 1 + i) for i in range(count)]
+        outs = [self.outputs(scenario, s, seed + 1 + i) for i, s in enumerate(sets)]
+        impls = {"candidate": lambda: [self.run_candidate(scenario, s.values, o.values)
+                                       for s, o in zip(sets, outs, strict=True)]}
         baselines = [b for b in (self.baseline, *self.beside) if b is not None and b.unavailable is None
                      and (b.supports is None or b.supports(scenario))]
         for b in baselines:
-            impls[b.name] = (lambda b=b: [b.run(scenario, s) for s in sets])
+            impls[b.name] = (lambda b=b: [b.run(scenario, s.values) for s in sets])
         for name, fn in list(impls.items()):
             try:
                 fn()  # each implementation's first call happens outside the capture
@@ -161,9 +194,11 @@ class Judge:
         # 3. the timed call itself, on new values in the same buffers: a kernel that skips work after
         #    its first call, or answers from a cache keyed on pointers, fails here
         j = self.rng.randrange(count)
-        new_values = task.make_inputs(scenario, seed + 5_000, self.device)
-        self.refill(sets[j], new_values)
-        self.poison(outs[j])
+        new_values = self.inputs(scenario, seed + 5_000)
+        reference = self.expect(scenario, new_values.values)
+        pristine = _copies(new_values.values)
+        self.refill(sets[j].values, new_values.values)
+        self.poison(outs[j].values)
         if self.gpu:
             self._graphs["candidate"].replay()
         else:
@@ -171,28 +206,25 @@ class Judge:
         self.sync()
         # 4. the same new values in new allocations, made while the old ones are alive so that the
         #    addresses differ (torch's allocator would otherwise hand the freed block back)
-        fresh_outputs = task.new_outputs(scenario, new_values, self.device)
-        self.run_candidate(scenario, new_values, fresh_outputs)
-        reference = task.reference(scenario, new_values)
-        allowed, source = self.allowed_errors(scenario, new_values, reference)
-        self.check(scenario, sets[j], outs[j], "the timed call, on new values in the same buffers",
-                   reference=(reference, allowed, source))
-        self.check(scenario, new_values, fresh_outputs, "the check after timing, on new buffers",
-                   reference=(reference, allowed, source))
+        fresh_outputs = self.outputs(scenario, new_values, seed + 5_000)
+        self.run_candidate(scenario, new_values.values, fresh_outputs.values)
+        self.check(scenario, sets[j], pristine, outs[j], "the timed call, on new values in the same buffers",
+                   reference)
+        self.check(scenario, new_values, pristine, fresh_outputs, "the check after timing, on new buffers",
+                   reference)
+        for i, (s, o) in enumerate(zip(sets, outs, strict=True)):
+            breach = o.breach() or s.breach()
+            if breach:
+                raise ScenarioFailure(f"timing, input set {i}: the candidate {breach}")
         # 5. eager call time, beside
         eager = time_calls({name: (lambda fn=fn: fn()) for name, fn in impls.items()}, count,
                            budget_s=0.05, synchronize=self.sync, min_trials=3, max_trials=10)
         self._graphs = {}
-        flops = task.flops(scenario)
-        cand = times["candidate"].median_s
+        # raw measurements only: the parent derives speedups and rates from them
         result.update(correct=True, timing=timing_mode, sets=count, trials=times["candidate"].trials,
                       time_s={k: v.median_s for k, v in times.items()},
                       spread={k: round(v.spread, 4) for k, v in times.items()},
-                      eager_s={k: v.median_s for k, v in eager.items()},
-                      tflops={k: flops / v.median_s / 1e12 for k, v in times.items()})
-        if self.baseline is not None and self.baseline.name in times:
-            result["speedup"] = times[self.baseline.name].median_s / cand
-        result["speedup_beside"] = {b.name: times[b.name].median_s / cand for b in self.beside if b.name in times}
+                      eager_s={k: v.median_s for k, v in eager.items()})
         return result
 
     def _time(self, impls: dict, count: int, result: dict) -> tuple[dict, str]:
@@ -249,14 +281,16 @@ def warm_clocks(seconds: float) -> None:
         torch.cuda.synchronize()
 
 
-def main(spec_path: str) -> int:
+def main(spec_path: str, channel_fd: int) -> int:
     spec = json.loads(Path(spec_path).read_text())
-    results = open(spec["results"], "a", buffering=1, encoding="utf-8")
+    os.set_inheritable(channel_fd, False)
+    # Python ignores SIGXFSZ; restored, a candidate that prints past the parent's output limit is stopped
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 
     def emit(**event: Any) -> None:
-        results.write(json.dumps(event, default=str) + "\n")
-        results.flush()
-        os.fsync(results.fileno())
+        line = (json.dumps(event, default=str) + "\n").encode()
+        while line:
+            line = line[os.write(channel_fd, line):]
 
     arch = spec["arch"]
     torch.manual_seed(spec["seed"])
@@ -268,9 +302,10 @@ def main(spec_path: str) -> int:
         torch.backends.cudnn.allow_tf32 = False
         warm_clocks(spec.get("warm_s", 1.0))
         spec.setdefault("l2_bytes", getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20))
-    judge = Judge(task, spec["library"], arch, spec)
+    # ready is sent before the candidate's library is loaded, so none of its code has run yet
     emit(event="ready", device=device_info(arch),
          baselines={b.name: (b.unavailable or "available", b.info) for b in task.baselines(arch)})
+    judge = Judge(task, spec["library"], arch, spec)
     for entry in spec["scenarios"]:
         scenario = Scenario(**entry)
         name = scenario.name
@@ -284,7 +319,7 @@ def main(spec_path: str) -> int:
         except torch.cuda.OutOfMemoryError as error:
             result = {"scenario": name, "group": scenario.group, "correct": False,
                       "reason": f"out of GPU memory: {str(error).splitlines()[0]}"}
-        except RuntimeError as error:
+        except Exception as error:  # noqa: BLE001 - whatever broke, this scenario fails with the reason
             text = str(error).splitlines()[0] if str(error) else type(error).__name__
             fatal = "CUDA" in text or "cuda" in text or "illegal" in text.lower()
             reason = f"CUDA error: {text}" if fatal else f"harness error: {text}"
@@ -299,4 +334,4 @@ def main(spec_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], int(sys.argv[2])))
