@@ -108,6 +108,9 @@ def _execute(run: Any, payload: Any) -> None:
             graph = load_graph(run.config.graph, checkpointer=run.checkpointer())
             values = drive(run, graph, payload)
     except KeyboardInterrupt:
+        from kernelseek.harness.runner import stop_all
+
+        stop_all()  # a judgement running in one of the graph's threads stops now, its child killed
         fail(f"interrupted; nothing completed is lost — `kernelseek resume {run.id}` continues the run.", 130)
     except (WorkerError, ValueError) as error:
         fail(f"{error} (run {run.id}: `kernelseek resume {run.id}` continues it)", 1)
