@@ -22,6 +22,11 @@ and the fields its type requires (further fields are allowed):
                     (relative to the run folder), sha256, judgement ("quick" | "full"), correct (bool),
                     speedup (geomean or null), reason (str or null), best (bool: became the best),
                     report (path of its JSON, relative to the run folder)
+                    (optional: holdout, on a judgement that drew a hold-out sample — every full
+                    judgement of the loop does: {n (int >= 1), seed (int >= 0: re-draws the sample),
+                    correct (int, how many of the n were correct), speedup (their geomean, or null
+                    when one failed)}; `speedup` above stays the suite's geomean, and `reason` counts
+                    hold-out failures without naming them)
     decision_point  kind (one of DECISION_POINTS), detail (str), worker_words (str)
     question        text, source ("human" | "bank"), bank_id (or null), question_kind (one of
                     QUESTION_KINDS or null), decision_point (kind)
@@ -55,6 +60,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "run_end": ("reason", "best_speedup", "steps", "cost_usd"),
 }
 COMMON_FIELDS = ("seq", "time", "type", "step", "key")
+HOLDOUT_FIELDS = ("n", "seed", "correct", "speedup")  # an evaluation's optional `holdout` object
 
 
 class TraceError(ValueError):
@@ -84,6 +90,31 @@ def validate_event(event: Any) -> str | None:
         return f"the decision point kind '{event['kind']}' is unknown"
     if kind == "question" and event["question_kind"] not in (*QUESTION_KINDS, None):
         return f"the question kind '{event['question_kind']}' is unknown"
+    if kind == "evaluation" and "holdout" in event:
+        return holdout_problem(event["holdout"])
+    return None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def holdout_problem(holdout: Any) -> str | None:
+    """Why an evaluation event's `holdout` field is malformed, or None."""
+    if not isinstance(holdout, dict):
+        return "the evaluation's holdout is not an object {n, seed, correct, speedup}"
+    for name in HOLDOUT_FIELDS:
+        if name not in holdout:
+            return f"the evaluation's holdout lacks the field '{name}'"
+    n, seed, correct, speedup = (holdout[name] for name in HOLDOUT_FIELDS)
+    if not _whole(n) or n < 1:
+        return f"the evaluation's holdout n {n!r} is not a positive whole number"
+    if not _whole(seed) or seed < 0:
+        return f"the evaluation's holdout seed {seed!r} is not a whole number, 0 or more"
+    if not _whole(correct) or not 0 <= correct <= n:
+        return f"the evaluation's holdout correct {correct!r} is not a count between 0 and {n}"
+    if speedup is not None and (isinstance(speedup, bool) or not isinstance(speedup, int | float) or speedup <= 0):
+        return f"the evaluation's holdout speedup {speedup!r} is not a positive number or null"
     return None
 
 

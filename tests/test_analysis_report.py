@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from html.parser import HTMLParser
@@ -108,3 +109,48 @@ def test_report_without_a_report_json_says_so(tmp_path):
     assert re.search(r'<img src="scenarios.png"', html)
     image = mpimg.imread(run / "report" / "scenarios.png")
     assert image[..., :3].std() > 0.01  # the note is drawn
+
+
+def with_holdout(tmp_path: Path) -> Path:
+    """session-a, its best candidate's full judgement carrying a hold-out (trace event and report JSON)."""
+    run = tmp_path / "session-a"
+    shutil.copytree(A, run)
+    trace = run / "trace.jsonl"
+    lines = []
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("key") == "12:eval-c12-full":
+            event["holdout"] = {"n": 3, "seed": 77, "correct": 3, "speedup": 0.954}
+        lines.append(json.dumps(event))
+    trace.write_text("\n".join(lines) + "\n")
+    report = json.loads((run / "candidates" / "c12.json").read_text())
+    report["scenarios"] += [{"scenario": f"holdout_s77_0{i}_rows{i}", "group": "holdout_rows", "correct": True,
+                             "speedup": v, "holdout": True} for i, v in enumerate((1.2, 0.7, 1.04))]
+    report["holdout"] = {"n": 3, "seed": 77, "correct": 3, "speedup": 0.954, "groups": {}}
+    (run / "candidates" / "c12.json").write_text(json.dumps(report))
+    return run
+
+
+def test_report_shows_the_gap_between_suite_and_holdout_for_the_best(tmp_path):
+    run = with_holdout(tmp_path)
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "best kernel's hold-out: 3/3 correct, geomean 0.954x vs the suite's 1.060x: 0.900x the suite's (seed 77)" \
+        in " ".join(result.output.split())
+    page = Page()
+    page.feed((run / "report" / "report.html").read_text())
+    assert page.facts["best hold-out"].startswith("3/3 correct, geomean 0.954x")
+    assert page.facts["hold-out gap"] == "-10.0%"
+    # the suite's per-scenario table stays the suite's; the hold-out has its own, slowest first
+    assert rows(page, "scenarios") == [["small", "0.848"], ["medium", "1.06"], ["large", "1.325"]]
+    assert [r[0] for r in rows(page, "holdout")] == ["holdout_s77_01_rows1", "holdout_s77_02_rows2",
+                                                     "holdout_s77_00_rows0"]
+
+
+def test_a_run_without_holdout_says_none_was_drawn(tmp_path):
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["report", str(A), "--out", str(out)])
+    assert result.exit_code == 0 and "hold-out:" not in result.output
+    page = Page()
+    page.feed((out / "report.html").read_text())
+    assert page.facts["best hold-out"] == "no hold-out drawn" and page.facts["hold-out gap"] == "-"

@@ -9,6 +9,7 @@ ten times it, and the target is twice it."""
 from __future__ import annotations
 
 import json
+import re
 
 from loop_support import EVALUATE, FIXTURES, bank_copy, events, invoke, script, shell, source, write
 
@@ -73,5 +74,40 @@ def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     start, = events(run, "run_start")
     first = events(run, "evaluation")[0]
     assert describe(start).endswith("target gain 2x") and "(the starting kernel)" in describe(first)
+    assert_holdout_kept_from_the_worker(run, evaluations)
     # the bank learned from the run
     assert "scripted" in (tmp_path / "bank" / "stats.json").read_text()
+
+
+def worker_visible_text(run) -> str:
+    """Everything the worker was given: its conversation (the state's messages, with every harness report
+    and tool reply) and its workspace."""
+    from graphs import load_graph
+    from kernelseek.agent.run_store import Run
+
+    opened = Run.open(run)
+    values = load_graph(opened.config.graph, checkpointer=opened.checkpointer()).get_state(opened.thread()).values
+    workspace = "".join(p.read_text(errors="replace") for p in sorted((run / "workspace").rglob("*")) if p.is_file())
+    return json.dumps(values.get("messages")) + values.get("last_report", "") + workspace
+
+
+def assert_holdout_kept_from_the_worker(run, evaluations):
+    """Every full judgement drew a hold-out with a fresh seed, recorded outside the workspace; the
+    worker saw its count, correctness and geomean, never its seed or its shapes."""
+    fulls = [e for e in evaluations if e["judgement"] == "full"]
+    assert len(fulls) == 2 and all(e["holdout"]["n"] == 3 and e["holdout"]["correct"] == 3 for e in fulls)
+    assert not any("holdout" in e for e in evaluations if e["judgement"] == "quick")
+    seeds = [e["holdout"]["seed"] for e in fulls]
+    assert len(set(seeds)) == 2  # fresh for each full judgement
+    names = []
+    for e in fulls:
+        report = json.loads((run / e["report"]).read_text())
+        assert report["holdout"]["seed"] == e["holdout"]["seed"] and report["speedup"] == e["speedup"]
+        assert report["holdout"]["speedup"] == e["holdout"]["speedup"] > 0
+        names += [s["scenario"] for s in report["scenarios"] if s.get("holdout")]
+    assert len(names) == 6
+    seen = worker_visible_text(run)
+    assert "hold-out (3 unseen scenarios, drawn fresh): 3/3 correct" in seen
+    for seed in seeds:
+        assert not re.search(rf"(?<![\d.]){seed}(?![\d.])", seen), seed
+    assert "holdout_s" not in seen and not any(name in seen for name in names)

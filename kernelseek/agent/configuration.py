@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 MODES = ("human", "auto", "none")
+DEFAULT_HOLDOUT_GPU, DEFAULT_HOLDOUT_CPU = 24, 3
 
 
 class ConfigError(ValueError):
@@ -33,6 +34,7 @@ class Configuration:
     plateau_evals: int = 4  # a decision point after this many evaluations without a gain
     failing_evals: int = 3  # a decision point after this many incorrect candidates in a row
     judge_start: bool = True  # judge the starting kernel first (quick), so "best" starts there
+    holdout: int | None = None  # hold-out scenarios per full judgement (None: 24 on a GPU, 3 on the CPU)
     seed: int = 0  # the bank policy's seed
     shell_timeout_s: float = 300.0
     output_cap: int = 10_000  # characters of tool output the worker sees
@@ -52,6 +54,10 @@ class Configuration:
             raise ConfigError(f"--target-gain {self.target_gain} must be above 1 (e.g. 1.3: 30% faster than the start).")
         if self.target_gain is not None and not self.judge_start:
             raise ConfigError("--target-gain needs the starting kernel judged; drop --no-judge-start.")
+        if self.holdout is not None and (isinstance(self.holdout, bool) or not isinstance(self.holdout, int)
+                                         or self.holdout < 0):
+            raise ConfigError(f"holdout {self.holdout!r} must be a whole number of scenarios, 0 or more "
+                              "(0: full judgements draw no hold-out sample).")
         for name in ("max_steps", "plateau_evals", "failing_evals"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")
@@ -76,6 +82,13 @@ class Configuration:
             return cls.from_dict(json.loads(path.read_text()))
         except (OSError, json.JSONDecodeError, TypeError) as error:
             raise ConfigError(f"{path}: the run configuration cannot be read ({error}).") from None
+
+    def holdout_size(self) -> int:
+        """Hold-out scenarios each full judgement adds: the configured number, else 24 on a GPU and 3 on
+        the CPU (whose task is small and whose judgements time every scenario for seconds)."""
+        if self.holdout is not None:
+            return self.holdout
+        return DEFAULT_HOLDOUT_CPU if self.arch == "cpu" else DEFAULT_HOLDOUT_GPU
 
     def budgets(self) -> dict[str, Any]:
         return {"max_steps": self.max_steps, "max_dollars": self.max_dollars, "max_tokens": self.max_tokens,

@@ -4,6 +4,14 @@ Every evaluation gets the quick judgement; a correct candidate whose quick speed
 quick speedup gets the full judgement, and becomes the best only if that is correct and faster than
 the best's full speedup. An incorrect candidate never becomes the best. Results are cached in
 `candidates/<n>.result.json`, so a step replayed after a crash reuses them instead of re-timing.
+
+Every full judgement also draws a hold-out sample (`Configuration.holdout_size()` scenarios) from the
+task's scenario distribution with a fresh random seed. The seed and the sample's shapes stay outside the
+workspace (the trace, the report JSONs): the worker is told the hold-out's count, correctness and
+geomean only. Its shapes would turn the hold-out into a second suite to tune to, and with them the
+worker could special-case what it is meant to generalize to; the aggregate still tells it when its
+kernel is wrong or slow on shapes the suite lacks. A hold-out failure makes the candidate incorrect
+(so it cannot become the best); the best is chosen on the suite's speedup.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -43,10 +52,19 @@ def _judge(run: Run, path: Path, n: int, quick: bool) -> dict[str, Any]:
         show({"judging": f"candidate {n}, {kind} judgement: {seen['done']}/{seen['total']} scenarios "
                          f"(last: {result.get('scenario')} {mark}{speed})"})
 
+    holdout = 0 if quick else run.config.holdout_size()
+    holdout_seed = secrets.randbelow(1 << 30) if holdout else None  # fresh each full judgement, never shown
     verdict = judge(run.config.task, path, arch=run.config.arch, quick=quick, out=report, progress=progress,
-                    on_start=started)
-    return {"judgement": kind, "correct": bool(verdict.correct), "speedup": verdict.speedup,
-            "reason": verdict.reason, "summary": verdict.summary(), "report": str(report.relative_to(run.dir))}
+                    on_start=started, holdout=holdout, holdout_seed=holdout_seed)
+    # The reason goes into the trace, which tools of other graphs show the worker: a hold-out failure is
+    # counted there, not named (the report JSON keeps every detail).
+    reason = (verdict.failure_reason(shapes=False) or verdict.reason) if verdict.scenarios else verdict.reason
+    result = {"judgement": kind, "correct": bool(verdict.correct), "speedup": verdict.speedup,
+              "reason": None if verdict.correct else reason, "summary": verdict.summary(holdout_shapes=False),
+              "report": str(report.relative_to(run.dir))}
+    if verdict.holdout:
+        result["holdout"] = {key: verdict.holdout[key] for key in ("n", "seed", "correct", "speedup")}
+    return result
 
 
 def _progress_writer():  # noqa: ANN202
@@ -114,7 +132,8 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
                         parent=parent, path=str(run.candidate_path(n).relative_to(run.dir)),
                         sha256=result["sha256"], judgement=verdict["judgement"], correct=verdict["correct"],
                         speedup=verdict["speedup"], reason=verdict["reason"],
-                        best=bool(new_best) and verdict is (full or quick), report=verdict["report"])
+                        best=bool(new_best) and verdict is (full or quick), report=verdict["report"],
+                        **({"holdout": verdict["holdout"]} if verdict.get("holdout") else {}))
 
     correct = quick["correct"] and (full is None or full["correct"])
     report = quick["summary"] + (("\n" + full["summary"]) if full else "")

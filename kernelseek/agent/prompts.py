@@ -13,16 +13,25 @@ The operator (from the task):
 Your workspace is the current directory. The candidate is the file `{kernel}`; the harness judges that file.
 Target: {target}. Architecture: {arch}.
 
-How the harness judges (it is the only judge, and it cannot be fooled):
-- It compiles the candidate, runs it on every scenario with fresh random inputs, outputs poisoned with NaN before
-  each run (every element must be written), and compares against a high-precision reference with a tolerance
-  relative to the baseline's own error. One wrong scenario makes the candidate incorrect.
+How the harness judges (it is the only judge). The rules a candidate must keep:
+- Correct on every scenario: the suite, and a hold-out sample of shapes the suite does not have, drawn afresh
+  for every full judgement and never shown to you (you get its count, correctness and geometric mean only).
+  Any length, head count or layout the task's description allows can come up; one wrong scenario makes the
+  candidate incorrect.
+- Each check uses fresh random inputs, outputs poisoned with NaN before each run (every element must be
+  written), compared against a high-precision reference with a tolerance relative to the baseline's own error.
+  After timing it checks again on new inputs at new addresses, so results must be computed, not cached.
+- Inputs must not be modified, and nothing may be written outside the outputs (canaries around each output
+  catch writes past its end).
+- Host code may call only the CUDA runtime and driver and a short list of C/C++ runtime functions (memory,
+  math, strings, stdio for messages): nothing else (no dlopen, no files, no /proc, no system calls, no
+  Python). Only the CUDA toolkit's and the system's C/C++ headers may be included (no CUTLASS, CuTe,
+  cuBLAS, cuDNN, Thrust); the kernel is one self-contained file.
 - It times the candidate and the baseline in the same process, interleaved, many repetitions; speedup =
-  baseline time / candidate time, and the headline is the geometric mean over the scenarios.
-- It checks again after timing on new inputs at new addresses: caching results or skipping work is caught.
-- `evaluate` runs the quick subset; a candidate that beats the best is then judged on the full suite, and only
-  a correct one can become the best. The harness keeps the best outside your workspace: keep your own copies
-  of versions you may want to return to.
+  baseline time / candidate time, and the headline is the geometric mean over the suite's scenarios.
+- `evaluate` runs the quick subset; a candidate that beats the best is then judged on the full suite (with
+  the hold-out), and only a correct one can become the best. The harness keeps the best outside your
+  workspace: keep your own copies of versions you may want to return to.
 
 Work in small steps: read the code, form a hypothesis about where the time goes, change the kernel, call
 `evaluate`. When you believe you are finished, say so and explain why in a short message without calling a tool.

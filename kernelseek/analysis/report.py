@@ -2,8 +2,9 @@
 
 Writes, into the output folder (default `<run>/report/`):
 
-    report.html          the run's summary, the per-kind table, the questions with what followed
-                         them, the large gains with their attribution, and the three plots
+    report.html          the run's summary (with the best kernel's hold-out geomean beside its suite
+                         geomean, and the gap between them), the per-kind table, the questions with
+                         what followed them, the large gains with their attribution, and the three plots
     best_speedup.png     best speedup over steps, every correct candidate as a grey dot, each question
                          as a marker coloured by its kind (and the target as a dashed line)
     scenarios.png        per-scenario speedups of the best kernel, read from the report JSON that the
@@ -48,8 +49,9 @@ def resolve_report(analysis: RunAnalysis, report: str | None) -> Path | None:
     return next((p for p in options if p.is_file()), None)
 
 
-def scenario_speedups(analysis: RunAnalysis) -> tuple[list[tuple[str, float]], str | None]:
-    """[(scenario, speedup)] of the best kernel, and a note when they could not be read."""
+def scenario_speedups(analysis: RunAnalysis, holdout: bool = False) -> tuple[list[tuple[str, float]], str | None]:
+    """[(scenario, speedup)] of the best kernel's suite (its hold-out with holdout=True), and a note when
+    they could not be read."""
     best = analysis.best
     if best is None:
         return [], "no candidate became the best"
@@ -65,13 +67,57 @@ def scenario_speedups(analysis: RunAnalysis) -> tuple[list[tuple[str, float]], s
         scenarios = [{"scenario": k, "speedup": v} for k, v in scenarios.items()]
     result = []
     for item in scenarios or []:
-        if not isinstance(item, dict):
+        if not isinstance(item, dict) or bool(item.get("holdout")) != holdout:
             continue
         name = item.get("scenario") or item.get("name")
         speedup = item.get("speedup")
         if name is not None and isinstance(speedup, int | float) and not isinstance(speedup, bool):
             result.append((str(name), float(speedup)))
-    return result, None if result else f"the report {path} lists no per-scenario speedups"
+    what = "hold-out" if holdout else "per-scenario"
+    return result, None if result else f"the report {path} lists no {what} speedups"
+
+
+def holdout_of_best(analysis: RunAnalysis) -> dict[str, Any] | None:
+    """The best kernel's hold-out: {n, seed, correct, speedup, suite, gap} (gap = hold-out geomean /
+    suite geomean, below 1 when the kernel does worse on shapes the suite lacks), or None when its
+    judgement drew none. Read from its evaluation event, else from its report JSON."""
+    best = analysis.best
+    if best is None:
+        return None
+    found = None
+    for event in analysis.events:
+        if event["type"] == "evaluation" and str(event["candidate"]) == best.id and event.get("holdout"):
+            if event.get("best") or found is None:
+                found = (event["holdout"], event.get("speedup"))
+    if found is None:
+        path = resolve_report(analysis, best.report)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path else None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("holdout"), dict):
+            found = (data["holdout"], data.get("speedup"))
+    if found is None:
+        return None
+    held, suite = found
+    speedup = held.get("speedup")
+    gap = speedup / suite if isinstance(speedup, int | float) and isinstance(suite, int | float) and suite else None
+    return {"n": held.get("n"), "seed": held.get("seed"), "correct": held.get("correct"), "speedup": speedup,
+            "suite": suite, "gap": gap}
+
+
+def describe_holdout(held: dict[str, Any] | None) -> str:
+    """'24/24 correct, geomean 0.81x vs the suite's 0.95x: 0.853x the suite's (seed 7)'."""
+    if not held:
+        return "no hold-out drawn"
+    text = f"{held['correct']}/{held['n']} correct"
+    if held.get("speedup") is not None:
+        text += f", geomean {held['speedup']:.3f}x"
+    if held.get("suite") is not None:
+        text += f" vs the suite's {held['suite']:.3f}x"
+    if held.get("gap") is not None:
+        text += f": {held['gap']:.3f}x the suite's"
+    return text + f" (seed {held['seed']})"
 
 
 def plot_best_speedup(analysis: RunAnalysis, path: Path) -> None:
@@ -210,6 +256,9 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
              ("evaluations", summary["evaluations"]), ("wrong candidates", summary["wrong"]),
              ("model calls", summary["model_calls"]), ("model tool calls", summary["tool_calls"]),
              ("model dollars", summary["cost_usd"]), ("tokens", analysis.tokens)]
+    held = holdout_of_best(analysis)
+    facts += [("best hold-out", describe_holdout(held)),
+              ("hold-out gap", None if not held or held["gap"] is None else f"{held['gap'] - 1:+.1%}")]
     end = next((e for e in analysis.events if e["type"] == "run_end"), None)
     if end:
         facts.append(("ended", end.get("reason")))
@@ -219,6 +268,8 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
              "text": a.text, "before": a.before, "after": a.after, "gain": a.gain,
              "large_gains": ", ".join(a.large_gains) or None} for a in analysis.asks]
     scen_rows = [{"scenario": n, "speedup": v} for n, v in speedups]
+    held_rows = [{"scenario": n, "speedup": v} for n, v in sorted(scenario_speedups(analysis, holdout=True)[0],
+                                                                    key=lambda item: item[1])]
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>KernelSeek report: {html.escape(analysis.run_id)}</title><style>{STYLE}</style></head><body>",
@@ -244,6 +295,11 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
         '<img src="scenarios.png" alt="per-scenario speedups of the best kernel">',
         _table(scen_rows, [("scenario", "scenario"), ("speedup", "speedup")], "scenarios") if scen_rows
         else f"<p>{html.escape(note or '')}</p>",
+        "<h2>Hold-out of the best kernel</h2>",
+        f'<p data-holdout="best">{html.escape(describe_holdout(held))}. The hold-out is drawn from the task\'s '
+        "scenario distribution, afresh for every full judgement, and never shown to the worker; the best is "
+        "chosen on the suite alone, so the gap says how far the suite's speedup carries to unseen shapes.</p>",
+        _table(held_rows, [("scenario", "hold-out scenario"), ("speedup", "speedup")], "holdout") if held_rows else "",
         "<h2>Cost over time</h2>",
         '<img src="cost.png" alt="model dollars and tokens over time">',
         "</body></html>",

@@ -106,6 +106,15 @@ def report_command(
         raise fail(f"{error.filename or 'the output folder'}: {error.strerror or error}; "
                    "pick another --out.") from None
     console.print(f"wrote {page} and its plots")
+    from kernelseek.analysis.graph import analyze_run
+    from kernelseek.analysis.report import describe_holdout, holdout_of_best
+
+    try:
+        held = holdout_of_best(analyze_run(resolve_run(run), threshold=threshold, k=k))
+    except TraceError:
+        held = None
+    if held:
+        console.print(f"best kernel's hold-out: {describe_holdout(held)}")
 
 
 def register(app: typer.Typer, *, bank_app: typer.Typer, trace_app: typer.Typer) -> None:

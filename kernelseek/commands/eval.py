@@ -49,24 +49,42 @@ def print_judgement(verdict: Judgement) -> None:
         table.add_column(column, justify="right" if column != "group" else "left")
     for name, group in verdict.groups.items():
         table.add_row(name, str(group["n"]), str(group["correct"]), _fmt(group["speedup"], suffix="x"))
-    table.add_row("[bold]all", str(len(verdict.scenarios)), str(sum(bool(s.get("correct")) for s in verdict.scenarios)),
+    suite = verdict.suite_results()
+    table.add_row("[bold]all", str(len(suite)), str(sum(bool(s.get("correct")) for s in suite)),
                   "[bold]" + _fmt(verdict.speedup, suffix="x"))
+    if verdict.holdout:
+        for name, group in verdict.holdout.get("groups", {}).items():
+            table.add_row(f"[dim]{name}", str(group["n"]), str(group["correct"]), _fmt(group["speedup"], suffix="x"))
+        h = verdict.holdout
+        table.add_row(f"[bold]hold-out (seed {h['seed']})", str(h["n"]), str(h["correct"]),
+                      "[bold]" + _fmt(h["speedup"], suffix="x"))
     console.print(table)
-    if verdict.slowest():
-        slow = Table(title="slowest scenarios")
-        for column in ("scenario", "candidate µs", "baseline µs", "eager µs (cand/base)", "TFLOP/s", "speedup"):
-            slow.add_column(column)
-        base = verdict.baseline
-        for s in verdict.slowest(5):
-            t, e = s["time_s"], s.get("eager_s", {})
-            slow.add_row(s["scenario"], f"{t['candidate'] * 1e6:.1f}", f"{t[base] * 1e6:.1f}",
-                         f"{e.get('candidate', 0) * 1e6:.0f}/{e.get(base, 0) * 1e6:.0f}",
-                         f"{s['tflops']['candidate']:.3g}", f"{s['speedup']:.3f}x")
-        console.print(slow)
+    print_slowest(verdict, verdict.slowest(5), "slowest scenarios")
     for s in verdict.failures()[:10]:
         console.print(f"[red]✗[/] {s['scenario']}: {s.get('reason')}")
+    held = verdict.holdout_line()
+    if held:
+        print_slowest(verdict, verdict.slowest(5, holdout=True), "slowest hold-out scenarios")
+        for s in verdict.failures(holdout=True)[:10]:
+            console.print(f"[red]✗[/] {s['scenario']} (hold-out): {s.get('reason')}")
+        console.print(held + " · not part of the suite's speedup")
     verdict_text = "[green]CORRECT[/]" if verdict.correct else f"[red]INCORRECT[/]: {verdict.reason}"
     console.print(f"{verdict_text} · geomean speedup {_fmt(verdict.speedup, suffix='x')} · {verdict.wall_s:.1f} s")
+
+
+def print_slowest(verdict: Judgement, rows: list[dict], title: str) -> None:
+    if not rows:
+        return
+    slow = Table(title=title)
+    for column in ("scenario", "candidate µs", "baseline µs", "eager µs (cand/base)", "TFLOP/s", "speedup"):
+        slow.add_column(column)
+    base = verdict.baseline
+    for s in rows:
+        t, e = s["time_s"], s.get("eager_s", {})
+        slow.add_row(s["scenario"], f"{t['candidate'] * 1e6:.1f}", f"{t[base] * 1e6:.1f}",
+                     f"{e.get('candidate', 0) * 1e6:.0f}/{e.get(base, 0) * 1e6:.0f}",
+                     f"{s['tflops']['candidate']:.3g}", f"{s['speedup']:.3f}x")
+    console.print(slow)
 
 
 def register(app: typer.Typer, **_: typer.Typer) -> None:
@@ -81,26 +99,48 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                                           "resource report (works without a GPU)."),
         out: Path = typer.Option(None, help="Write the full JSON report here (e.g. evals/results/NAME.json)."),
         scenarios: str = typer.Option(None, help="Only scenarios whose name or group matches this glob."),
-        seed: int = typer.Option(None, help="Seed for the random inputs (default: a fresh one each time)."),
+        seed: int = typer.Option(None, help="Seed for the random inputs, and for the hold-out sample when "
+                                 "--holdout-seed is not given (default: a fresh one each time)."),
         beside: bool = typer.Option(None, "--beside/--no-beside", help="Also time the other baselines "
                                     "(cuDNN, FA2) beside the headline one (default: on for full judgements)."),
+        holdout: int = typer.Option(0, "--holdout", metavar="N", help="Also judge N hold-out scenarios drawn "
+                                    "from the task's scenario distribution (shapes the suite does not have), "
+                                    "reported apart from the suite's speedup; works with --quick too."),
+        holdout_seed: int = typer.Option(None, "--holdout-seed", metavar="S", help="Seed of the hold-out sample "
+                                         "(default: --seed when given, so `--holdout 24 --seed 1` draws the "
+                                         "same 24 scenarios every time; else a fresh one, recorded in the JSON)."),
     ) -> None:
         """Judge a kernel: build it, check it on every scenario, time it against the baseline.
 
         A kernel counts only if it is correct on every scenario; its score is the geometric mean of
         baseline time / kernel time, each call timed as a CUDA graph replay, interleaved with the
-        baseline in one process. Example:
+        baseline in one process. With --holdout N it is also judged on N scenarios drawn from the task's
+        scenario distribution, reported apart (the suite is a yardstick, not the target); the JSON
+        records the hold-out's seed, so `--holdout N --holdout-seed S` (or `--seed S`) judges the same
+        sample again. Examples:
 
             kernelseek eval kernels/seeds/flash_attn_fwd.cu --arch sm90 --out evals/results/seed-sm90.json
+            kernelseek eval kernels/hopper/flash_attn_fwd.cu --holdout 24 --seed 1
         """
         if not kernel.is_file():
             fail(f"{kernel}: no such kernel file; pass the path of a .cu or .cpp file.")
         if arch not in TARGETS:
             fail(f"--arch {arch} is not a target; use one of {', '.join(TARGETS)}.")
+        if holdout < 0:
+            fail(f"--holdout {holdout} must be 0 or more: the number of hold-out scenarios to judge (e.g. 24).")
+        if holdout_seed is not None and holdout_seed < 0:
+            fail(f"--holdout-seed {holdout_seed} must be 0 or more.")
         task_name = task or infer_task(kernel)
         if compile_only:
             try:
-                built = build_kernel(kernel, arch)
+                loaded = load_task(task_name)
+            except TaskError as error:
+                fail(str(error))
+            if arch not in loaded.archs:
+                fail(f"{loaded.folder}: the task has no {arch} suite, so there is nothing to build for; "
+                     f"use --arch {' or '.join(loaded.archs)}.")
+            try:
+                built = build_kernel(kernel, arch, entry_point=loaded.entry_point or None)
             except BuildError as error:
                 fail(str(error))
             table = Table(title=f"{kernel} for {arch}: {'cached' if built.cached else 'built'} → {built.library}")
@@ -131,7 +171,8 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
 
             try:
                 verdict = judge(task_name, kernel, arch, quick=quick, out=out, scenarios=scenarios, seed=seed,
-                                beside=beside, progress=done, on_start=started, command=command)
+                                beside=beside, progress=done, on_start=started, command=command, holdout=holdout,
+                                holdout_seed=holdout_seed if holdout_seed is not None else seed)
             except (TaskError, ValueError) as error:
                 fail(str(error))
         if not verdict.scenarios:

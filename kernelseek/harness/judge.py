@@ -3,6 +3,12 @@
 A candidate is correct only if every scenario of the suite is; its speedup is the geometric mean over
 the suite of baseline time / candidate time. `judge` never raises for a bad kernel: a compile error, a
 guard violation, a crash, a hang or a wrong answer gives `correct=False` and the reason.
+
+The suite is a yardstick, not the target: with `holdout=N` the judgement also draws N scenarios from
+the task's scenario distribution (`Task.holdout(arch, N, seed)`), runs them beside the suite and
+reports them apart, in `Judgement.holdout` ({n, seed, correct, speedup, groups}); each of their results
+carries `"holdout": true`. The headline speedup and groups stay the suite's; `correct` needs every
+scenario, suite and hold-out. The seed is recorded, so the same sample can be judged again.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ class Judgement:
     wall_s: float = 0.0
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     command: str | None = None
+    holdout: dict | None = None  # {n, seed, correct (count), speedup (geomean or None), groups}, or None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,29 +65,82 @@ class Judgement:
         os.replace(partial, path)
         return path
 
-    def failures(self) -> list[dict]:
-        return [s for s in self.scenarios if not s.get("correct")]
+    def suite_results(self) -> list[dict]:
+        return [s for s in self.scenarios if not s.get("holdout")]
 
-    def slowest(self, n: int = 5) -> list[dict]:
-        timed = [s for s in self.scenarios if s.get("speedup")]
+    def holdout_results(self) -> list[dict]:
+        return [s for s in self.scenarios if s.get("holdout")]
+
+    def failures(self, holdout: bool = False) -> list[dict]:
+        """The failing scenarios of the suite (of the hold-out with holdout=True)."""
+        pool = self.holdout_results() if holdout else self.suite_results()
+        return [s for s in pool if not s.get("correct")]
+
+    def slowest(self, n: int = 5, holdout: bool = False) -> list[dict]:
+        pool = self.holdout_results() if holdout else self.suite_results()
+        timed = [s for s in pool if s.get("speedup")]
         return sorted(timed, key=lambda s: s["speedup"])[:n]
 
-    def summary(self, limit: int = 5) -> str:
-        """A short text for an agent: the verdict, the failures or the slowest scenarios."""
+    def holdout_line(self, shapes: bool = True) -> str | None:
+        """'hold-out (24 scenarios, seed 1): 24/24 correct, geomean 0.81x'; without `shapes` the seed is
+        left out (it would let the sample be drawn again)."""
+        h = self.holdout
+        if not h or not h.get("n"):
+            return None
+        where = f"{h['n']} scenarios, seed {h['seed']}" if shapes else f"{h['n']} unseen scenarios, drawn fresh"
+        speed = f", geomean {h['speedup']:.3f}x" if h.get("speedup") else ""
+        return f"hold-out ({where}): {h['correct']}/{h['n']} correct{speed}"
+
+    def failure_reason(self, shapes: bool = True) -> str | None:
+        """Why the judgement is incorrect when scenarios failed: the count, then the first failure, a
+        suite one before a hold-out one; without `shapes`, a hold-out failure is counted, not named."""
+        suite_bad, held_bad = self.failures(), self.failures(holdout=True)
+        if not suite_bad and not held_bad:
+            return None
+        total = len(suite_bad) + len(held_bad)
+        count = f"{total} of {len(self.scenarios)} scenarios failed"
+        if self.holdout_results():
+            count += f" ({len(held_bad)} of {len(self.holdout_results())} hold-out)"
+        if suite_bad:
+            return f"{count}; first: {suite_bad[0]['scenario']}: {suite_bad[0].get('reason')}"
+        if shapes:
+            return f"{count}; first: {held_bad[0]['scenario']}: {held_bad[0].get('reason')}"
+        return f"{count}; the hold-out's shapes and failure details are withheld"
+
+    def summary(self, limit: int = 5, holdout_shapes: bool = True) -> str:
+        """A short text for an agent: the verdict, the failures or the slowest scenarios, and the hold-out
+        apart. With `holdout_shapes=False` (what the loop's worker is shown) the hold-out is reported only
+        as counts and a geomean: no scenario names, shapes, failure details or seed."""
         head = f"{self.judgement} judgement of {self.kernel} on {self.arch}: "
+        held = self.holdout_line(shapes=holdout_shapes)
         if not self.correct:
-            lines = [head + f"INCORRECT. {self.reason}"]
+            reason = self.failure_reason(holdout_shapes) if self.scenarios else self.reason
+            lines = [head + f"INCORRECT. {reason or self.reason}"]
             bad = self.failures()
             lines += [f"  {s['scenario']}: {s.get('reason')}" for s in bad[:limit]]
             if len(bad) > limit:
                 lines.append(f"  ... and {len(bad) - limit} more failing scenarios")
+            if held:
+                lines.append("  " + held)
+                held_bad = self.failures(holdout=True)
+                if holdout_shapes:
+                    lines += [f"  {s['scenario']}: {s.get('reason')}" for s in held_bad[:limit]]
+                elif held_bad:
+                    lines.append(f"  {len(held_bad)} hold-out scenarios failed: the kernel is wrong on shapes the "
+                                 "suite does not have (which ones is withheld)")
             return "\n".join(lines)
-        lines = [head + f"correct on all {len(self.scenarios)} scenarios; geomean speedup over "
+        suite = self.suite_results()
+        lines = [head + f"correct on all {len(suite)} scenarios; geomean speedup over "
                  f"{self.baseline} {self.speedup:.3f}x" if self.speedup else head + "correct (no baseline timing)"]
         for name, g in self.groups.items():
             if g.get("speedup"):
                 lines.append(f"  group {name}: {g['speedup']:.3f}x over {g['n']} scenarios")
         lines.append("  slowest: " + ", ".join(f"{s['scenario']} {s['speedup']:.2f}x" for s in self.slowest(limit)))
+        if held:
+            lines.append("  " + held)
+            if holdout_shapes and self.slowest(limit, holdout=True):
+                lines.append("  hold-out slowest: " + ", ".join(f"{s['scenario']} {s['speedup']:.2f}x"
+                                                               for s in self.slowest(limit, holdout=True)))
         return "\n".join(lines)
 
 
@@ -96,6 +156,25 @@ def select_scenarios(task: Task, arch: str, quick: bool, pattern: str | None) ->
     if pattern:
         scenarios = [s for s in scenarios if fnmatch.fnmatch(s.name, pattern) or fnmatch.fnmatch(s.group, pattern)]
     return scenarios
+
+
+def select_holdout(task: Task, arch: str, n: int, seed: int | None, chosen: list) -> tuple[list, int | None]:
+    """The hold-out sample to judge after `chosen` (the suite's scenarios after --quick/--scenarios), and
+    its seed (a fresh one when none is given). Names must not collide with the chosen ones."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise TaskError(f"holdout={n!r}: the hold-out size must be a whole number of scenarios, 0 or more "
+                        "(e.g. --holdout 24).")
+    if n == 0:
+        return [], None
+    seed = random.randrange(1 << 30) if seed is None else seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise TaskError(f"holdout seed {seed!r} must be a whole number, 0 or more (e.g. --holdout-seed 1).")
+    sample = task.holdout(arch, n, seed)
+    names = [s.name for s in chosen] + [s.name for s in sample]
+    if len(sample) != n or len(set(names)) != len(names):
+        raise TaskError(f"{task.folder}: Task.holdout({arch!r}, {n}, {seed}) must return {n} scenarios whose names "
+                        "are unique and not the suite's; put the seed and the index in each name.")
+    return sample, seed
 
 
 def gpu_problem(arch: str) -> str | None:
@@ -118,11 +197,12 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
           out: str | Path | None = None, scenarios: str | None = None, seed: int | None = None,
           beside: bool | None = None, progress: Callable[[dict], None] | None = None,
           on_start: Callable[[int], None] | None = None, command: str | None = None,
-          timeout_s: float | None = None) -> Judgement:
+          timeout_s: float | None = None, holdout: int = 0, holdout_seed: int | None = None) -> Judgement:
     """Judge `kernel` on `task`'s suite for `arch`. See the module docstring.
 
     `timeout_s` limits each scenario (the child is killed and the scenario fails as a hang past it);
-    `scenarios` is a glob over scenario names and groups; `progress` is called with each result."""
+    `scenarios` is a glob over scenario names and groups; `progress` is called with each result;
+    `holdout` scenarios drawn with `holdout_seed` (fresh when None) are judged after the chosen ones."""
     started = time.perf_counter()
     task = task if isinstance(task, Task) else load_task(task)
     if arch not in task.archs:
@@ -130,9 +210,13 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
     chosen = select_scenarios(task, arch, quick, scenarios)
     if not chosen:
         raise TaskError(f"{task.folder}: no {arch} scenario matches '{scenarios}'; see `kernelseek scenarios`.")
+    held, holdout_seed = select_holdout(task, arch, holdout, holdout_seed, chosen)
+    chosen = chosen + held
     verdict = Judgement(task=task.name, kernel=str(kernel), arch=arch, judgement="quick" if quick else "full",
                         correct=False, speedup=None, reason=None, baseline=task.headline_baseline.get(arch),
                         command=command)
+    if held:
+        verdict.holdout = {"n": len(held), "seed": holdout_seed, "correct": 0, "speedup": None, "groups": {}}
 
     def finish(reason: str | None) -> Judgement:
         verdict.reason = reason
@@ -160,21 +244,33 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
         spec.update(l2_bytes=4 << 20, max_sets=8)  # a host cache's worth; the GPU child reads its L2 size
     per_scenario = timeout_s or (60 if arch != "cpu" else 30)
     results, ready = run_scenarios(spec, [s.to_dict() for s in chosen], start_timeout_s=180,
-                                   scenario_timeout_s=per_scenario, on_result=progress)
+                                   scenario_timeout_s=per_scenario, headline=task.headline_baseline.get(arch),
+                                   flops={s.name: task.flops(s) for s in chosen}, on_result=progress)
     groups = {s.name: s.group for s in chosen}
+    held_names = {s.name for s in held}
     for result in results:
         result.setdefault("group", groups[result["scenario"]])
         result.pop("event", None)
+        if result["scenario"] in held_names:
+            result["holdout"] = True
     verdict.scenarios = results
     verdict.device = ready.get("device", {})
     verdict.baselines = ready.get("baselines", {})
+    suite, held_results = verdict.suite_results(), verdict.holdout_results()
+    verdict.groups = group_table(suite)
+    verdict.correct = all(r.get("correct") for r in results)
+    verdict.speedup = geomean([r.get("speedup") for r in suite]) if verdict.correct else None
+    if held:
+        held_correct = all(r.get("correct") for r in held_results) and len(held_results) == len(held)
+        verdict.holdout.update(correct=sum(bool(r.get("correct")) for r in held_results),
+                               speedup=geomean([r.get("speedup") for r in held_results]) if held_correct else None,
+                               groups=group_table(held_results))
+    return finish(verdict.failure_reason())
+
+
+def group_table(results: list[dict]) -> dict[str, dict]:
     by_group: dict[str, list[dict]] = {}
     for result in results:
         by_group.setdefault(result["group"], []).append(result)
-    verdict.groups = {name: {"n": len(rs), "correct": sum(bool(r.get("correct")) for r in rs),
-                             "speedup": geomean([r.get("speedup") for r in rs])} for name, rs in by_group.items()}
-    verdict.correct = all(r.get("correct") for r in results)
-    verdict.speedup = geomean([r.get("speedup") for r in results]) if verdict.correct else None
-    failed = [r for r in results if not r.get("correct")]
-    return finish(None if verdict.correct else
-                  f"{len(failed)} of {len(results)} scenarios failed; first: {failed[0]['scenario']}: {failed[0].get('reason')}")
+    return {name: {"n": len(rs), "correct": sum(bool(r.get("correct")) for r in rs),
+                   "speedup": geomean([r.get("speedup") for r in rs])} for name, rs in by_group.items()}

@@ -66,6 +66,17 @@ class Task:
     def scenarios(self, arch: str) -> list[Scenario]:
         raise NotImplementedError
 
+    # --- the hold-out: unseen scenarios from the suite's distribution ------------------------------
+    def holdout(self, arch: str, n: int, seed: int) -> list[Scenario]:
+        """`n` scenarios drawn, deterministically from `seed`, from the distribution the arch's suite
+        samples (random sizes, every feature of the suite), each one the headline baseline supports.
+
+        Names carry the seed and the index (`holdout_s<seed>_<i>_...`), so they never collide with the
+        suite's names; groups say which feature a scenario exercises and start with "holdout". A task
+        that cannot sample leaves this as it is: asking it for a hold-out is a TaskError."""
+        raise TaskError(f"{self.folder}: the task defines no hold-out sampler; implement Task.holdout(arch, n, "
+                        "seed) in its task.py, or judge without a hold-out (--holdout 0).")
+
     # --- one scenario, inside the child process --------------------------------------------------
     def make_inputs(self, scenario: Scenario, seed: int, device: str) -> dict[str, Any]:
         """Fresh random inputs (tensors and plain values); a different seed gives different values."""
@@ -107,6 +118,22 @@ class Task:
             if scenario.name == name:
                 return scenario
         raise TaskError(f"{self.folder}: the {arch} suite has no scenario named '{name}'.")
+
+
+def holdout_name(seed: int, index: int, n: int, detail: str) -> str:
+    """The name of hold-out scenario `index` of `n` drawn with `seed`: `holdout_s1_07_<detail>`."""
+    width = max(2, len(str(max(n - 1, 0))))
+    return f"holdout_s{seed}_{index:0{width}d}_{detail}"
+
+
+def check_holdout_request(task: Task, arch: str, n: int, seed: int) -> None:
+    """One sentence for a hold-out request that cannot be met."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise TaskError(f"--holdout {n} must be a whole number of scenarios, 0 or more (e.g. --holdout 24).")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise TaskError(f"--holdout-seed {seed} must be a whole number, 0 or more.")
+    if arch not in task.archs:
+        raise TaskError(f"{task.folder}: the task has no {arch} suite; use one of {', '.join(task.archs)}.")
 
 
 def load_task(path: str | Path) -> Task:

@@ -7,6 +7,7 @@ Params: batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim, causal, softcap,
 
 from __future__ import annotations
 
+import math
 import random
 
 from kernelseek.harness.task import Scenario
@@ -110,3 +111,178 @@ def tiny() -> list[Scenario]:
         _s("tiny_packed", "tiny", layout="packed_qkv", batch=2, seqlen_q=6, seqlen_k=6, heads_q=2, heads_kv=2,
            head_dim=128),
     ]
+
+
+# --- the hold-out: scenarios drawn from the distribution the suite samples ---------------------------
+#
+# The suite is a yardstick, not the target: every full judgement also draws a hold-out sample. Lengths
+# are log-uniform over 1..16k (real models do not come in powers of two), seqlen_q != seqlen_k often
+# (usually seqlen_q <= seqlen_k, sometimes more, as the ragged group has), every head dim of the arch's
+# suite, GQA/MQA ratios, causal or not, softcap sometimes (at magnitude 2.0, as the suite does), varlen
+# batches with empty sequences, packed-QKV strided layouts and now and then large input values. Batch and
+# heads follow the grid (batch * seqlen ~ 16k tokens, heads * head_dim ~ 2048), and no scenario is larger
+# (memory per tensor, attention work) than the suite's largest.
+
+MAX_SEQLEN = 16384
+KINDS = ("dense", "ragged", "decode", "varlen", "packed")
+KIND_WEIGHTS = (3, 3, 1, 2, 1)
+
+
+def visible_pairs(seqlen_q: int, seqlen_k: int, causal: bool) -> int:
+    """(query, key) pairs a sequence computes; causal masks are aligned bottom-right."""
+    if not causal:
+        return seqlen_q * seqlen_k
+    if seqlen_q > seqlen_k:  # the first seqlen_q - seqlen_k rows see no key at all
+        return seqlen_k * (seqlen_k + 1) // 2
+    return seqlen_q * (seqlen_k - seqlen_q + 1) + seqlen_q * (seqlen_q - 1) // 2
+
+
+def _pairs_of(p: dict) -> list[tuple[int, int]]:
+    if p["layout"] == "varlen":
+        return list(zip(p["seqlens_q"], p["seqlens_k"], strict=True))
+    return [(p["seqlen_q"], p["seqlen_k"])] * p["batch"]
+
+
+def size_of(p: dict) -> dict[str, int]:
+    """What a scenario costs: elements of q and of k (v is k's size, out is q's) and attention work
+    (visible pairs * heads_q * head_dim, which the time follows)."""
+    pairs = _pairs_of(p)
+    tokens_q, tokens_k = sum(q for q, _ in pairs), sum(k for _, k in pairs)
+    d = p["head_dim"]
+    return {"q_elems": tokens_q * p["heads_q"] * d, "k_elems": tokens_k * p["heads_kv"] * d,
+            "work": sum(visible_pairs(q, k, p["causal"]) for q, k in pairs) * p["heads_q"] * d}
+
+
+def suite_for(arch: str) -> list[Scenario]:
+    return {"sm90": sm90, "sm100": sm100}[arch]()
+
+
+def limits(arch: str) -> dict[str, int]:
+    """The suite's largest scenario in each measure of `size_of`: no hold-out scenario exceeds them."""
+    sizes = [size_of(s.params) for s in suite_for(arch)]
+    return {key: max(size[key] for size in sizes) for key in sizes[0]}
+
+
+def head_dims(arch: str) -> tuple[int, ...]:
+    return tuple(sorted({s.params["head_dim"] for s in suite_for(arch)}))
+
+
+def baseline_supports(arch: str, p: dict) -> str | None:
+    """None when the arch's headline baseline runs these params, else why not.
+
+    FA3 (sm90, hopper/flash_api.cpp mha_fwd): bf16, head dim at most 256 and a multiple of 8, heads_kv
+    dividing heads_q, any lengths, softcap, causal and varlen with any of them. FA4 (sm100, flash-attn-4
+    4.0.0b36): the same, but head dims up to 128 or exactly 256 (192 only with a V head dim of 128,
+    which this task does not have), so no d192 there."""
+    d, hq, hkv = p["head_dim"], p["heads_q"], p["heads_kv"]
+    if d % 8 or d > 256:
+        return f"head dim {d} is not a multiple of 8 up to 256"
+    if arch == "sm100" and 128 < d < 256:
+        return f"FA4 on Blackwell runs head dims up to 128 and 256, not {d}"
+    if hkv < 1 or hq % hkv:
+        return f"heads_kv {hkv} does not divide heads_q {hq}"
+    return None
+
+
+def problem(arch: str, p: dict, bounds: dict[str, int] | None = None) -> str | None:
+    """None when `p` is a valid scenario of this task on `arch` within the suite's bounds, else why not."""
+    why = baseline_supports(arch, p)
+    if why:
+        return why
+    if p["head_dim"] not in head_dims(arch):
+        return f"head dim {p['head_dim']} is not one of the {arch} suite's"
+    if p["layout"] not in ("contiguous", "packed_qkv", "varlen"):
+        return f"layout {p['layout']} is unknown"
+    if p["layout"] == "packed_qkv" and (p["seqlen_q"] != p["seqlen_k"] or p["heads_q"] != p["heads_kv"]):
+        return "a packed QKV layout needs seqlen_q == seqlen_k and heads_q == heads_kv"
+    if p["layout"] == "varlen":
+        lq, lk = p.get("seqlens_q") or [], p.get("seqlens_k") or []
+        if not (len(lq) == len(lk) == p["batch"]) or min(lq + lk) < 0:
+            return "varlen lengths must be one per sequence, none negative"
+        if p["seqlen_q"] != max(lq) or p["seqlen_k"] != max(lk):
+            return "seqlen_q/seqlen_k must be the longest sequence of a varlen batch"
+    if not (1 <= p["seqlen_q"] <= MAX_SEQLEN and 1 <= p["seqlen_k"] <= MAX_SEQLEN and p["batch"] >= 1):
+        return "lengths must be 1..16384 and the batch at least 1"
+    if p["softcap"] < 0 or p["magnitude"] <= 0:
+        return "softcap must be 0 or more and magnitude positive"
+    bounds = bounds or limits(arch)
+    for key, value in size_of(p).items():
+        if value > bounds[key]:
+            return f"{key} {value} is above the suite's largest ({bounds[key]})"
+    return None
+
+
+def _length(rng: random.Random, lo: int, hi: int) -> int:
+    """Log-uniform over lo..hi."""
+    return max(lo, min(hi, round(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)) - 0.5))))
+
+
+def _sample(arch: str, rng: random.Random, bounds: dict[str, int]) -> tuple[str, dict]:
+    d = rng.choice(head_dims(arch))
+    kind = rng.choices(KINDS, KIND_WEIGHTS)[0]
+    causal = rng.random() < 0.5
+    softcap = float(rng.randint(5, 50)) if rng.random() < 0.2 else 0.0
+    magnitude = 2.0 if softcap else (12.0 if rng.random() < 0.1 else 1.0)
+    heads = max(2, (HIDDEN // d) // 2 * 2)  # the grid's heads * head_dim = 2048, kept even
+    if kind == "packed":
+        hq = hkv = max(1, heads // 2)  # as the suite's strided group: q, k and v share one row
+    else:
+        hq = heads
+        ratios = [r for r in range(2, hq + 1) if hq % r == 0]
+        hkv = hq // rng.choice(ratios) if rng.random() < 0.4 else hq  # GQA, MQA when the ratio is hq
+    p: dict = {"batch": 1, "heads_q": hq, "heads_kv": hkv, "head_dim": d, "causal": causal, "softcap": softcap,
+               "layout": "contiguous", "magnitude": magnitude}
+    if kind == "varlen":
+        n = rng.randint(2, 16)
+        lq = [0 if rng.random() < 0.15 else _length(rng, 1, 4096) for _ in range(n)]
+        lk = [q if q and rng.random() < 0.5 else _length(rng, 1, 4096) for q in lq]
+        lk = [0 if rng.random() < 0.1 else k for k in lk]
+        empty = rng.randrange(n)  # at least one empty sequence: no queries, or queries that see no key
+        (lq if rng.random() < 0.5 else lk)[empty] = 0
+        for lens in (lq, lk):
+            if max(lens) == 0:
+                lens[(empty + 1) % n] = _length(rng, 1, 4096)
+            while sum(lens) > TOKENS:
+                i = lens.index(max(lens))
+                lens[i] //= 2
+        p.update(layout="varlen", batch=n, seqlens_q=lq, seqlens_k=lk, seqlen_q=max(lq), seqlen_k=max(lk))
+    else:
+        if kind in ("dense", "packed"):
+            sq = sk = _length(rng, 32, MAX_SEQLEN)
+        elif kind == "decode":
+            sq, sk = _length(rng, 1, 128), _length(rng, 512, MAX_SEQLEN)
+        else:  # ragged: usually fewer queries than keys, sometimes more
+            a, b = sorted((_length(rng, 1, MAX_SEQLEN), _length(rng, 32, MAX_SEQLEN)))
+            sq, sk = (a, b) if rng.random() < 0.75 else (b, a)
+        p.update(layout="packed_qkv" if kind == "packed" else "contiguous", seqlen_q=sq, seqlen_k=sk,
+                 batch=max(1, min(64, TOKENS // max(sq, sk))))
+        while p["batch"] > 1 and any(v > bounds[k] for k, v in size_of(p).items()):
+            p["batch"] -= 1
+    group = ("varlen" if kind == "varlen" else "strided" if kind == "packed" else "softcap" if softcap
+             else "decode" if kind == "decode" else "gqa" if hkv != hq
+             else "ragged" if p["seqlen_q"] != p["seqlen_k"] else "dense")
+    return group, p
+
+
+def _detail(p: dict) -> str:
+    heads = f"_h{p['heads_q']}kv{p['heads_kv']}" if p["heads_q"] != p["heads_kv"] else ""
+    layout = {"varlen": f"_varlen{p['batch']}", "packed_qkv": "_packed"}.get(p["layout"], "")
+    cap = f"_cap{p['softcap']:g}" if p["softcap"] else ""
+    mag = f"_mag{p['magnitude']:g}" if p["magnitude"] not in (1.0, 2.0) else ""
+    return f"d{p['head_dim']}{heads}_q{p['seqlen_q']}_k{p['seqlen_k']}{layout}{cap}{mag}{_tag(p['causal'])}"
+
+
+def holdout(arch: str, n: int, seed: int) -> list[Scenario]:
+    """`n` scenarios from the distribution above; scenario i depends only on (arch, seed, i), so a
+    larger sample of the same seed extends a smaller one."""
+    from kernelseek.harness.task import holdout_name
+
+    bounds = limits(arch)
+    out = []
+    for i in range(n):
+        rng = random.Random(f"flash_attn_fwd/{arch}/{seed}/{i}")
+        group, p = _sample(arch, rng, bounds)
+        why = problem(arch, p, bounds)
+        assert why is None, f"the hold-out sampler drew an invalid scenario ({why}): {p}"
+        out.append(Scenario(holdout_name(seed, i, n, _detail(p)), "holdout_" + group, p))
+    return out

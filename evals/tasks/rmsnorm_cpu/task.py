@@ -6,14 +6,17 @@ Kernels are C++ built by the system compiler; the baseline is torch's own rms_no
 from __future__ import annotations
 
 import ctypes
+import math
+import random
 
 import torch
 
-from kernelseek.harness.task import Baseline, Scenario, Task
+from kernelseek.harness.task import Baseline, Scenario, Task, holdout_name
 
 SHAPES = [(1, 4096, True), (64, 1024, True), (256, 4096, True), (1024, 1024, False), (8, 16384, False),
           (333, 777, False), (4096, 256, False)]
 EPS = 1e-6
+HOLDOUT_ELEMS = max(r * c for r, c, _ in SHAPES)  # no hold-out shape is larger than the suite's largest
 
 
 class RmsNormCpu(Task):
@@ -34,6 +37,20 @@ class RmsNormCpu(Task):
     def scenarios(self, arch: str) -> list[Scenario]:
         return [Scenario(f"rows{r}_cols{c}", "rows" if r >= c else "cols", {"rows": r, "cols": c}, quick=q)
                 for r, c, q in SHAPES]
+
+    def holdout(self, arch: str, n: int, seed: int) -> list[Scenario]:
+        """Random rows (1..4096) and cols (16..16384), log-uniform, none larger than the suite's largest;
+        grouped as the suite is (rows >= cols or not)."""
+        out = []
+        for i in range(n):
+            rng = random.Random(f"rmsnorm_cpu/{arch}/{seed}/{i}")
+            rows = round(math.exp(rng.uniform(0.0, math.log(4096))))
+            cols = round(math.exp(rng.uniform(math.log(16), math.log(16384))))
+            while rows * cols > HOLDOUT_ELEMS:
+                rows = max(1, rows // 2)
+            out.append(Scenario(holdout_name(seed, i, n, f"rows{rows}_cols{cols}"),
+                                "holdout_rows" if rows >= cols else "holdout_cols", {"rows": rows, "cols": cols}))
+        return out
 
     def make_inputs(self, scenario, seed, device):
         g = torch.Generator().manual_seed(seed)
