@@ -119,3 +119,11 @@ def test_cli_negative_holdout_gets_one_sentence():
     result = kernelseek("eval", SEED, "--arch", "cpu", "--holdout", "-3")
     assert result.returncode == 2 and "--holdout -3 must be 0 or more" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_scenarios_lists_the_holdout_sample_a_judgement_recorded():
+    result = kernelseek("scenarios", TASK, "--arch", "cpu", "--holdout", "3", "--holdout-seed", "9")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "hold-out, seed 9" in result.stdout
+    for s in load_task(TASK).holdout("cpu", 3, 9):
+        assert s.name in result.stdout

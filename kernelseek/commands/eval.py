@@ -187,16 +187,24 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         task: str = typer.Argument("flash_attn_fwd", help="Task folder or name under evals/tasks."),
         arch: str = typer.Option("sm90", help="Which suite."),
         quick: bool = typer.Option(False, "--quick", help="Only the quick subset."),
+        holdout: int = typer.Option(0, "--holdout", metavar="N", help="List N hold-out scenarios instead: the "
+                                    "sample `kernelseek eval --holdout N` judges with the same seed."),
+        holdout_seed: int = typer.Option(0, "--holdout-seed", metavar="S", help="The hold-out's seed (a "
+                                         "judgement's JSON records it as holdout.seed)."),
     ) -> None:
-        """List a task's scenario suite for an arch (what `kernelseek eval` checks and times)."""
+        """List a task's scenario suite for an arch (what `kernelseek eval` checks and times), or a hold-out sample."""
+        if holdout < 0 or holdout_seed < 0:
+            fail(f"--holdout {holdout} and --holdout-seed {holdout_seed} must be 0 or more.")
         try:
             loaded = load_task(task)
             if arch not in loaded.archs:
                 fail(f"{loaded.folder}: the task has no {arch} suite; use one of {', '.join(loaded.archs)}.")
-            suite = [s for s in loaded.scenarios(arch) if s.quick or not quick]
+            suite = loaded.holdout(arch, holdout, holdout_seed) if holdout else \
+                [s for s in loaded.scenarios(arch) if s.quick or not quick]
         except TaskError as error:
             fail(str(error))
-        table = Table(title=f"{loaded.name} · {arch} · {len(suite)} scenarios")
+        what = f"hold-out, seed {holdout_seed}" if holdout else "suite"
+        table = Table(title=f"{loaded.name} · {arch} · {what} · {len(suite)} scenarios")
         table.add_column("scenario")
         table.add_column("group")
         table.add_column("quick")

@@ -126,16 +126,6 @@ def holdout_name(seed: int, index: int, n: int, detail: str) -> str:
     return f"holdout_s{seed}_{index:0{width}d}_{detail}"
 
 
-def check_holdout_request(task: Task, arch: str, n: int, seed: int) -> None:
-    """One sentence for a hold-out request that cannot be met."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise TaskError(f"--holdout {n} must be a whole number of scenarios, 0 or more (e.g. --holdout 24).")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise TaskError(f"--holdout-seed {seed} must be a whole number, 0 or more.")
-    if arch not in task.archs:
-        raise TaskError(f"{task.folder}: the task has no {arch} suite; use one of {', '.join(task.archs)}.")
-
-
 def load_task(path: str | Path) -> Task:
     """Load `TASK` from `<path>/task.py`. `path` is a task folder or a task name under evals/tasks."""
     folder = Path(path)

@@ -255,7 +255,7 @@ def _sample(arch: str, rng: random.Random, bounds: dict[str, int]) -> tuple[str,
             a, b = sorted((_length(rng, 1, MAX_SEQLEN), _length(rng, 32, MAX_SEQLEN)))
             sq, sk = (a, b) if rng.random() < 0.75 else (b, a)
         p.update(layout="packed_qkv" if kind == "packed" else "contiguous", seqlen_q=sq, seqlen_k=sk,
-                 batch=max(1, min(64, TOKENS // max(sq, sk))))
+                 batch=max(1, min(256, TOKENS // max(sq, sk))))
         while p["batch"] > 1 and any(v > bounds[k] for k, v in size_of(p).items()):
             p["batch"] -= 1
     group = ("varlen" if kind == "varlen" else "strided" if kind == "packed" else "softcap" if softcap
