@@ -1,8 +1,10 @@
 """Build a kernel file into a shared library for a target, cached by content.
 
-Targets: `sm90` (nvcc, sm_90a), `sm100` (nvcc, sm_100a), `cpu` (the system C++ compiler). The
-cache key is the source, the flags and the compiler's version, so an edit always rebuilds and an
-unchanged file never does.
+Targets: `sm90` (nvcc, sm_90a), `sm100` (nvcc, sm_100a), `cpu` (the system C++ compiler). Before
+anything is compiled the includes are guarded (guard.py); the candidate is then compiled to an object,
+whose imports are guarded, and linked into the library. The cache key is the source, the flags and the
+compiler's version, so an edit always rebuilds; a cache entry is used only when its record parses, the
+recorded sizes and SHA-256s match its files and they pass the guard again, else it is rebuilt.
 """
 
 from __future__ import annotations
@@ -11,23 +13,30 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kernelseek.harness import guard
 
+# `flags` compile the candidate to an object, which the guard checks before `link` makes the library.
+_NVCC_FLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-Xptxas", "-v", "-lineinfo"]
 TARGETS: dict[str, dict] = {
     "sm90": {"compiler": "nvcc", "suffix": ".cu",
-             "flags": ["-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-shared",
-                       "-Xcompiler", "-fPIC", "-Xptxas", "-v", "-lineinfo"]},
+             "flags": ["-gencode=arch=compute_90a,code=sm_90a", *_NVCC_FLAGS],
+             "link": ["-gencode=arch=compute_90a,code=sm_90a", "-shared", "-Xcompiler", "-fPIC"]},
     "sm100": {"compiler": "nvcc", "suffix": ".cu",
-              "flags": ["-gencode=arch=compute_100a,code=sm_100a", "-O3", "-std=c++17", "-shared",
-                        "-Xcompiler", "-fPIC", "-Xptxas", "-v", "-lineinfo"]},
+              "flags": ["-gencode=arch=compute_100a,code=sm_100a", *_NVCC_FLAGS],
+              "link": ["-gencode=arch=compute_100a,code=sm_100a", "-shared", "-Xcompiler", "-fPIC"]},
     "cpu": {"compiler": "c++", "suffix": ".cpp",
-            "flags": ["-O3", "-march=native", "-std=c++17", "-shared", "-fPIC"]},
+            "flags": ["-O3", "-march=native", "-std=c++17", "-fPIC"],
+            "link": ["-shared", "-fPIC"]},
 }
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
 class BuildError(RuntimeError):
@@ -98,54 +107,187 @@ def parse_ptxas(log: str) -> list[dict]:
     return kernels
 
 
-def build_kernel(source: str | Path, arch: str, *, cache_dir: Path | None = None) -> BuildResult:
-    """Guard and build `source` for `arch`; raise BuildError with the reason when it cannot be used."""
+def build_kernel(source: str | Path, arch: str, *, entry_point: str | None = None,
+                 cache_dir: Path | None = None) -> BuildResult:
+    """Guard and build `source` for `arch`; raise BuildError with the reason when it cannot be used.
+
+    `entry_point`, when given, must be exported by the library (checked on cache hits too).
+    """
     source = Path(source)
     if arch not in TARGETS:
         raise ValueError(f"unknown arch '{arch}'; use one of {', '.join(TARGETS)}.")
-    if not source.is_file():
-        raise BuildError(f"{source}: no such kernel file.")
-    violations = guard.check_source(source)
-    if violations:
-        raise BuildError("guard: " + "; ".join(map(str, violations)))
+    text = _read_source(source)
     target = TARGETS[arch]
     compiler = find_compiler(arch)
-    text = source.read_bytes()
-    key = hashlib.sha256(text + json.dumps(target["flags"]).encode() + _compiler_version(compiler).encode())
-    digest = key.hexdigest()[:24]
-    folder = (cache_dir or cache_root()) / f"{arch}-{digest}"
-    library = folder / "kernel.so"
-    meta_file = folder / "build.json"
+    _guard_includes(source, text, arch, compiler)
+    flags = json.dumps([target["flags"], target["link"]])
+    key = hashlib.sha256(text + flags.encode() + _compiler_version(compiler).encode())
+    folder = (cache_dir or cache_root()) / f"{arch}-{key.hexdigest()[:24]}"
     source_sha = hashlib.sha256(text).hexdigest()
-    if library.is_file() and meta_file.is_file():
-        meta = json.loads(meta_file.read_text())
-        return BuildResult(**{**meta, "cached": True})
+    result = _cache_hit(folder, source, source_sha) or _build(folder, source, text, source_sha, arch, compiler)
+    if entry_point:
+        try:
+            exported = guard.exported_symbols(result.library)
+        except RuntimeError as error:
+            raise BuildError(f"{source}: {error}") from None
+        if entry_point not in exported:
+            raise BuildError(f"{source}: the library does not export {entry_point} (the task's entry point); "
+                             'define it as extern "C".')
+    return result
+
+
+def _read_source(source: Path) -> bytes:
+    if not source.is_file():
+        raise BuildError(f"{source}: no such kernel file.")
+    with source.open("rb") as handle:
+        text = handle.read(MAX_SOURCE_BYTES + 1)  # never more, however large the file is
+    if len(text) > MAX_SOURCE_BYTES:
+        raise BuildError(f"{source}: the file is over {MAX_SOURCE_BYTES // 2**20} MB; a kernel is one "
+                         "hand-written source file, keep it under that.")
+    return text
+
+
+def _run_tool(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+    try:
+        # errors="replace": a candidate's non-UTF-8 bytes, echoed in the log, must not break the build
+        return subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=600, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"`{Path(command[0]).name}` ran for more than 600 s and was stopped.") from None
+    except OSError as error:
+        raise BuildError(f"`{command[0]}` could not run: {error}") from None
+
+
+def _preprocess_commands(arch: str, compiler: str, staged: Path) -> tuple[list[list[str]], str | None]:
+    """The target's own preprocessing steps for `staged` (writing to stdout), and the CUDA toolkit's folder.
+
+    nvcc preprocesses twice, for the device and for the host, with different macros: its `-dryrun`
+    lists both steps exactly as the real compile runs them, and the toolkit it belongs to (`TOP`, which
+    a wrapper script on PATH would hide).
+    """
+    target = TARGETS[arch]
+    if target["compiler"] != "nvcc":
+        return [[compiler, *target["flags"], "-E", str(staged)]], None
+    dry = _run_tool([compiler, "-dryrun", *target["flags"], "-c", str(staged), "-o", str(staged) + ".o"],
+                    cwd=staged.parent)
+    commands, top = [], None
+    for line in dry.stderr.splitlines():
+        if line.startswith("#$ TOP="):
+            top = os.path.realpath(line[len("#$ TOP="):].strip())
+        elif line.startswith("#$ ") and str(staged) in line:
+            words = shlex.split(line[3:])
+            if "-E" in words and str(staged) in words:
+                if "-o" in words:
+                    at = words.index("-o")
+                    del words[at:at + 2]
+                commands.append(words)
+    if not commands or not top:
+        raise BuildError(f"`{compiler} -dryrun` did not list its preprocessing steps and toolkit, so the includes "
+                         "cannot be checked.")
+    return commands, top
+
+
+def _guard_includes(source: Path, text: bytes, arch: str, compiler: str) -> None:
+    """Check every #include, textually and from the preprocessor's own list of opened files."""
+    display = str(source)
+    violations = guard.check_include_lines(text.decode("utf-8", errors="replace"), display)
+    with tempfile.TemporaryDirectory(prefix="kernelseek-pp-") as tmp:
+        staged = Path(tmp) / f"kernel{TARGETS[arch]['suffix']}"
+        staged.write_bytes(text)
+        commands, cuda_home = _preprocess_commands(arch, compiler, staged)
+        with ThreadPoolExecutor(len(commands)) as pool:
+            runs = list(pool.map(lambda command: _run_tool(command, cwd=staged.parent), commands))
+    failed = next((run for run in runs if run.returncode != 0), None)
+    if failed is not None:
+        # a forbidden header is refused by name whether or not it is installed here
+        violations += guard.check_missing_headers(failed.stderr, str(staged), display)
+        if not violations:
+            raise BuildError(f"{source}: compilation failed:\n"
+                             f"{_errors_first(failed.stderr.replace(str(staged), display))}")
+    roots = guard.header_roots(cuda_home, _host_compiler())
+    for run in runs:
+        violations += guard.check_headers(run.stdout, str(staged), display, roots)
+    if violations:
+        raise BuildError("guard: " + "; ".join(dict.fromkeys(map(str, violations))))
+
+
+def _host_compiler() -> str | None:
+    try:
+        return find_compiler("cpu")
+    except BuildError:
+        return None
+
+
+def _digest(path: Path) -> dict:
+    data = path.read_bytes()
+    return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+
+
+def _cache_hit(folder: Path, source: Path, source_sha: str) -> BuildResult | None:
+    """The cached build, if its record parses, its files match the record and they pass the guard again."""
+    try:
+        meta = json.loads((folder / "build.json").read_text())
+        files = meta.pop("files")
+        result = BuildResult(**{**meta, "library": str(folder / "kernel.so"), "cached": True})
+        if result.sha256 != source_sha or any(_digest(folder / name) != files[name] for name in FILES):
+            return None
+        if guard.check_object(folder / "kernel.o", str(source)) or guard.check_library(folder / "kernel.so"):
+            return None  # rebuilt, and then refused with the reason
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RuntimeError):
+        return None
+    return result
+
+
+FILES = ("kernel.o", "kernel.so")
+
+
+def _build(folder: Path, source: Path, text: bytes, source_sha: str, arch: str, compiler: str) -> BuildResult:
+    target = TARGETS[arch]
     folder.mkdir(parents=True, exist_ok=True)
     # The compiler sees a copy named for the target, so a .cu built for the CPU task fails clearly.
     # Private names for this build, so two processes building the same file at once cannot collide;
-    # the finished library is then moved into place atomically.
-    staged = folder / f"kernel.{os.getpid()}{target['suffix']}"
+    # the finished files are then moved into place atomically.
+    pid = os.getpid()
+    staged = folder / f"kernel.{pid}{target['suffix']}"
+    partial = {name: folder / f"kernel.{pid}{Path(name).suffix}" for name in FILES}
     staged.write_bytes(text)
-    partial = folder / f"kernel.so.partial.{os.getpid()}"
-    command = [compiler, *target["flags"], "-o", str(partial), str(staged)]
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=folder)
-    except subprocess.TimeoutExpired:
-        raise BuildError(f"{source}: the compiler ran for more than 600 s and was stopped.") from None
+        command = [compiler, *target["flags"], "-c", "-o", str(partial["kernel.o"]), str(staged)]
+        log = _compile(command, source, staged)
+        try:
+            violations = guard.check_object(partial["kernel.o"], str(source))
+        except RuntimeError as error:
+            raise BuildError(f"{source}: {error}") from None
+        if violations:
+            raise BuildError("guard: " + "; ".join(map(str, violations)))
+        log += _compile([compiler, *target["link"], "-o", str(partial["kernel.so"]), str(partial["kernel.o"])],
+                        source, staged)
+        try:
+            violations = guard.check_library(partial["kernel.so"])
+        except RuntimeError as error:
+            raise BuildError(f"{source}: {error}") from None
+        if violations:
+            raise BuildError("guard: " + "; ".join(map(str, violations)))
+        files = {name: _digest(partial[name]) for name in FILES}
+        for name in FILES:  # atomic: a crash mid-build never leaves a half-written file in the cache
+            partial[name].replace(folder / name)
+    finally:
+        for path in (staged, *partial.values()):
+            path.unlink(missing_ok=True)
+    result = BuildResult(library=str(folder / "kernel.so"), arch=arch, sha256=source_sha, cached=False,
+                         command=command, resources=parse_ptxas(log), log=log[-20000:])
+    record = {k: v for k, v in asdict(result).items() if k != "cached"}
+    meta_partial = folder / f"build.json.{pid}"
+    meta_partial.write_text(json.dumps({**record, "files": files}))
+    meta_partial.replace(folder / "build.json")  # written last: it vouches for the files above
+    return result
+
+
+def _compile(command: list[str], source: Path, staged: Path) -> str:
+    proc = _run_tool(command, cwd=staged.parent)
     log = (proc.stdout + proc.stderr).replace(str(staged), str(source))
     if proc.returncode != 0:
         raise BuildError(f"{source}: compilation failed:\n{_errors_first(log)}")
-    violations = guard.check_library(partial)
-    if violations:
-        raise BuildError("guard: " + "; ".join(map(str, violations)))
-    partial.replace(library)  # atomic: a crash mid-build never leaves a half-written library in the cache
-    staged.unlink(missing_ok=True)
-    result = BuildResult(library=str(library), arch=arch, sha256=source_sha, cached=False,
-                         command=command, resources=parse_ptxas(log), log=log[-20000:])
-    meta_partial = folder / f"build.json.{os.getpid()}"
-    meta_partial.write_text(json.dumps({k: v for k, v in asdict(result).items() if k != "cached"}))
-    meta_partial.replace(meta_file)
-    return result
+    return log
 
 
 def _errors_first(log: str, limit: int = 4000) -> str:

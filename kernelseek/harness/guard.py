@@ -1,65 +1,283 @@
-"""The dependency guard: a kernel may use the CUDA toolkit's own headers and the CUDA runtime only.
+"""The dependency guard: what a kernel may include, and what its host code may call.
 
-Checked twice: on the source before it is built (every `#include`, and any string naming a forbidden
-library, which catches a `dlopen` at run time), and on the built library (its `NEEDED` entries).
+A candidate's host code runs inside the process that judges it, so it is checked before anything runs:
+
+- Includes, from the preprocessor's own view (build.py runs the target's preprocessing steps and hands
+  the output here): every file it opened must lie in the CUDA toolkit's or the system's C/C++ headers,
+  and must not belong to a library a kernel may not use (CUTLASS, CuTe, cuBLAS, cuDNN, Thrust), even
+  where the toolkit ships it. Textually, an `#include` must name a `<header>`: no macro, no absolute
+  path, no quoted local file (a kernel is one self-contained file).
+- The compiled object, before it is linked (so the static CUDA runtime's own imports are not mixed in):
+  every symbol it imports must be a CUDA runtime/driver entry point, nvcc's registration glue, or on a
+  short allowlist of C/C++ runtime functions (memory, math, strings, stdio for messages, the C++ ABI).
+  Its code must contain no raw system-call instruction, and no section may be writable and executable.
+- The built library: it may link only the C/C++ and CUDA runtimes (`NEEDED`), and its stack is not executable.
+
+What this protects: a candidate cannot call into the Python interpreter, load libraries, open files
+(`/proc/self/mem` included), read the environment, start processes or make system calls by name or by
+instruction. What it does not: host code can still read and write any memory of the process through raw
+pointers, e.g. find a function pointer by scanning memory, or jump into the middle of an instruction.
+The harness's other layers are the defence for that: results go to the parent over a channel the
+candidate cannot name, and are validated there.
 """
 
 from __future__ import annotations
 
+import functools
+import glob
+import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-# Libraries and header trees a kernel must not use, by the words that name them.
-FORBIDDEN_WORDS = ("cutlass", "cute", "cublas", "cublaslt", "cudnn", "thrust", "flash_attn", "flashattn",
-                   "thunderkittens", "kittens")
 # What a built library may link: the C/C++ runtime and the CUDA runtime, nothing else.
 ALLOWED_NEEDED = re.compile(
     r"^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[-\w]*|libcudart)\.so(\.[\d.]+)?$"
 )
-_INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
-_LIB_STRING = re.compile(r'"[^"\n]*lib(cublas|cudnn|cutlass|cuda)\b[^"\n]*"', re.IGNORECASE)
+
+# Header trees a kernel must not use, by a path component's stem (the part before the first dot).
+FORBIDDEN_HEADERS: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"^cutlass"), "CUTLASS"),
+    (re.compile(r"^cute$"), "CuTe"),
+    (re.compile(r"^cublas"), "cuBLAS"),
+    (re.compile(r"^cudnn"), "cuDNN"),
+    (re.compile(r"^thrust$"), "Thrust"),
+)
+SYSTEM_HEADER_ROOTS = ("/usr/include", "/usr/lib/gcc")
+
+# Imports an object may have. CUDA: runtime (cuda*), driver (cu*) and nvcc's registration glue.
+_CUDA_SYMBOL = re.compile(r"^(cuda[A-Z]\w*|cu[A-Z]\w*|__cuda[A-Z]\w*|__fatbinwrap\w*)$")
+_LIBM = ("sqrt cbrt hypot exp exp2 expm1 log log2 log10 log1p logb ilogb pow sin cos tan asin acos atan atan2 "
+         "sinh cosh tanh asinh acosh atanh sincos erf erfc lgamma tgamma fabs floor ceil round lround llround "
+         "trunc rint lrint llrint nearbyint fmod remainder remquo fmin fmax fdim fma ldexp frexp modf scalbn "
+         "scalbln copysign nextafter nan").split()
+_C_RUNTIME = {
+    *(name + suffix for name in _LIBM for suffix in ("", "f", "l")),
+    # memory and strings
+    "malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign",
+    "memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp", "strncmp", "strchr", "strstr", "strcpy", "strncpy",
+    # stdio, for error messages on stdout/stderr (there is no way to open another stream)
+    "printf", "fprintf", "puts", "fputs", "putchar", "fputc", "fwrite", "snprintf", "vsnprintf", "sprintf",
+    "vprintf", "vfprintf", "fflush", "stderr", "stdout",
+    # the C++ runtime and exception ABI
+    "__cxa_atexit", "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort", "__cxa_pure_virtual",
+    "__cxa_allocate_exception", "__cxa_free_exception", "__cxa_throw", "__cxa_begin_catch", "__cxa_end_catch",
+    "__cxa_rethrow", "__gxx_personality_v0", "_Unwind_Resume", "_ZSt9terminatev",
+    "__stack_chk_fail", "__dso_handle", "_GLOBAL_OFFSET_TABLE_", "__assert_fail", "abort", "atexit",
+}
+_CXX_RUNTIME = re.compile(
+    r"^(_Z(nw|na|dl|da)\w*"  # operator new / delete, every variant
+    r"|_ZSt\d+__throw_\w+"  # std::__throw_length_error and friends (what std::vector calls)
+    r"|_ZTVN10__cxxabiv1\d+__\w*class_type_infoE"  # type_info vtables of polymorphic classes
+    # the standard exception classes: constructors, destructors, what(), typeinfo, vtables
+    r"|_Z(N|NK|TI|TV|TS)St\d+(exception|bad_alloc|bad_array_new_length|logic_error|runtime_error"
+    r"|invalid_argument|out_of_range|length_error|domain_error|overflow_error|range_error|underflow_error)\w*)$"
+)
+# glibc's _FORTIFY_SOURCE versions of allowed functions (__memcpy_chk, __printf_chk, ...).
+_FORTIFIED = re.compile(r"^__(\w+)_chk$")
+# Vectorized libm (libmvec), e.g. _ZGVdN8v_expf.
+_LIBMVEC = re.compile(r"^_ZGV\w+?_(\w+)$")
+
+# Why a well-known forbidden import is forbidden, for the message.
+_REASONS: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"^_?Py"), "the Python interpreter is off limits"),
+    (re.compile(r"^(dl(open|mopen|sym|vsym|close|info|addr|error|_iterate_phdr)|__libc_dl)"),
+     "loading libraries or looking up symbols is not allowed"),
+    (re.compile(r"^(open|openat|creat|fopen|fdopen|freopen|read|pread|write|pwrite|mmap|munmap|mprotect"
+                r"|madvise|ioctl|fcntl)(64)?$"), "opening files or mapping memory is not allowed"),
+    (re.compile(r"^(fork|vfork|clone|clone3|exec\w*|system|popen|posix_spawnp?|kill|ptrace|prctl|syscall)$"),
+     "starting processes or making system calls is not allowed"),
+    (re.compile(r"^(getenv|secure_getenv|environ|__environ|setenv|putenv)$"),
+     "the environment is off limits (it may hold the judge's secrets, and a kernel needs no settings)"),
+)
+_SYSCALL_INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\s+(syscall|sysenter|int\s+\$0x80|svc\s)", re.M)
 
 
 @dataclass(frozen=True)
 class Violation:
-    where: str  # "file:line" or the library file
-    text: str  # the offending line or entry
-    why: str
+    where: str  # "file:line", or the file
+    message: str  # what was found and why it is not allowed
+    subject: str = ""  # the header, symbol or library at fault
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.why}: {self.text.strip()}"
+        return f"{self.where}: {self.message}"
 
 
-def _strip_comments(source: str) -> str:
-    """Blank out comments, keeping line numbers."""
+def _run(command: list[str]) -> str:
+    """stdout of a binutils command; a tool that fails makes the check fail closed."""
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise RuntimeError(f"`{' '.join(command)}` could not run ({error}); install binutils.") from None
+    if proc.returncode != 0:
+        raise RuntimeError(f"`{' '.join(command)}` failed: {proc.stderr.strip()[:500]}")
+    return proc.stdout
+
+
+# --- includes --------------------------------------------------------------------------------------
+
+def strip_comments(source: str) -> str:
+    """Blank out comments (not string or character literals), keeping line numbers."""
     def blank(match: re.Match) -> str:
-        return re.sub(r"[^\n]", " ", match.group(0))
-    return re.sub(r"/\*.*?\*/|//[^\n]*", blank, source, flags=re.S)
+        text = match.group(0)
+        return text if text[0] in "\"'" else re.sub(r"[^\n]", " ", text)
+    return re.sub(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', blank, source, flags=re.S)
 
 
-def check_source(path: str | Path) -> list[Violation]:
-    path = Path(path)
+_INCLUDE = re.compile(r"^\s*#\s*(include|include_next|import)\b\s*(.*)$")
+
+
+def check_include_lines(text: str, display: str) -> list[Violation]:
+    """Textual rules: an #include names a <header>; no macro, no absolute path, no quoted local file."""
     violations = []
-    raw_lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    code_lines = _strip_comments("\n".join(raw_lines)).splitlines()
-    for number, line in enumerate(code_lines, 1):
-        where = f"{path}:{number}"
+    for number, line in enumerate(strip_comments(text).splitlines(), 1):
         match = _INCLUDE.match(line)
-        if match:
-            quote, header = match.groups()
-            words = re.split(r"[/_.\-]", header.lower())
-            bad = [w for w in FORBIDDEN_WORDS if w in words or header.lower().startswith(w)]
-            if bad:
-                violations.append(Violation(where, raw_lines[number - 1], f"includes {bad[0]}, which is not allowed"))
-            elif quote == '"':
-                violations.append(Violation(where, raw_lines[number - 1],
-                                            "includes a local header; a kernel is one self-contained file"))
-        if _LIB_STRING.search(line) and "cudart" not in line:
-            violations.append(Violation(where, raw_lines[number - 1], "names a library other than the CUDA runtime"))
+        if not match:
+            continue
+        operand = match.group(2).strip()
+        where = f"{display}:{number}"
+        if operand.startswith(("<", '"')) and operand[1:2] == "/":
+            violations.append(Violation(where, f"includes the absolute path {operand}; name a <header> of the "
+                                        "CUDA toolkit or the C/C++ library instead", operand))
+        elif operand.startswith('"'):
+            violations.append(Violation(where, f"includes the local file {operand}; a kernel is one "
+                                        "self-contained file", operand))
+        elif not operand.startswith("<"):
+            violations.append(Violation(where, f"includes through a macro ({operand or 'nothing'}); name the "
+                                        "<header> itself", operand))
     return violations
 
+
+@functools.cache
+def header_roots(cuda_home: str | None, cxx: str | None) -> tuple[str, ...]:
+    """Where headers may come from: the CUDA toolkit's include folders, the system's C/C++ headers, `cxx`'s own."""
+    roots = list(SYSTEM_HEADER_ROOTS)
+    if cuda_home:
+        home = Path(cuda_home)
+        roots += [str(home / "include"), *glob.glob(str(home / "targets" / "*" / "include"))]
+    if cxx:
+        try:
+            own = subprocess.run([cxx, "-print-file-name=include"], capture_output=True, text=True,
+                                 timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            own = ""
+        if os.path.isabs(own):
+            roots.append(own)
+    return tuple(sorted({os.path.realpath(r) for r in roots}))
+
+
+_MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d+)*)$')
+
+
+def _unescape(name: str) -> str:
+    return re.sub(r"\\([0-7]{1,3}|.)", lambda m: chr(int(m.group(1), 8)) if m.group(1).isdigit()
+                  else m.group(1), name)
+
+
+def opened_headers(preprocessed: str, candidate: str) -> dict[str, int | None]:
+    """Every file the preprocessor entered, with the candidate's line whose #include pulled it in.
+
+    Reads the `# LINE "file" FLAGS` markers of `-E` output: flag 1 enters a file, 2 returns to one.
+    Files entered from outside the candidate (the compiler's forced includes) map to None.
+    """
+    opened: dict[str, int | None] = {}
+    current, line, depth, culprit = "", 0, 0, None
+    for text in preprocessed.splitlines():
+        match = _MARKER.match(text) if text.startswith("# ") else None
+        if not match:
+            line += 1
+            continue
+        number, name, flags = int(match.group(1)), _unescape(match.group(2)), match.group(3).split()
+        if "1" in flags:
+            if depth == 0:
+                culprit = line if current == candidate else None
+            depth += 1
+            if name != candidate and not name.startswith("<"):
+                opened.setdefault(name, culprit)
+        elif "2" in flags:
+            depth = max(depth - 1, 0)
+        current, line = name, number
+    return opened
+
+
+def check_headers(preprocessed: str, candidate: str, display: str, roots: tuple[str, ...]) -> list[Violation]:
+    """Every header the preprocessor opened must lie under `roots` and not belong to a forbidden library."""
+    violations = []
+    for header, line in opened_headers(preprocessed, candidate).items():
+        where = display if line is None else f"{display}:{line}"
+        real = os.path.realpath(header)
+        if banned := forbidden_library(real):
+            violations.append(Violation(where, f"pulls in {header} ({banned} is not allowed)", header))
+        elif not any(real == root or real.startswith(root + os.sep) for root in roots):
+            violations.append(Violation(where, f"pulls in {header} (only the CUDA toolkit's and the system's "
+                                        "C/C++ headers are allowed)", header))
+    return violations
+
+
+def forbidden_library(path: str) -> str | None:
+    """The forbidden library a header path belongs to, by any of its components."""
+    return next((name for part in Path(path).parts for pattern, name in FORBIDDEN_HEADERS
+                 if pattern.search(part.split(".")[0].lower())), None)
+
+
+_MISSING = re.compile(r"^(.*?):(\d+):(?:\d+:)? fatal error: (.+?): No such file or directory", re.M)
+
+
+def check_missing_headers(errors: str, candidate: str, display: str) -> list[Violation]:
+    """Forbidden headers the preprocessor could not find (the library is not installed here)."""
+    violations = []
+    for file, line, header in _MISSING.findall(errors):
+        if (banned := forbidden_library(header)) and file == candidate:
+            violations.append(Violation(f"{display}:{line}", f"includes {header} ({banned} is not allowed)", header))
+    return violations
+
+
+# --- the object ------------------------------------------------------------------------------------
+
+def allowed_import(symbol: str) -> bool:
+    if symbol in _C_RUNTIME or _CUDA_SYMBOL.match(symbol) or _CXX_RUNTIME.match(symbol):
+        return True
+    if (m := _FORTIFIED.match(symbol)) and m.group(1) in _C_RUNTIME:
+        return True
+    return bool((m := _LIBMVEC.match(symbol)) and m.group(1) in _C_RUNTIME)
+
+
+def imported_symbols(obj: str | Path, *, demangle: bool = False) -> list[str]:
+    out = _run(["nm", "-u", *(["-C"] if demangle else []), str(obj)])
+    return [line.split(None, 1)[1].split("@")[0] if demangle else line.split()[-1].split("@")[0]
+            for line in out.splitlines() if line.strip()]
+
+
+def check_object(obj: str | Path, display: str) -> list[Violation]:
+    """The compiled candidate's imports, raw system calls and writable code, before it is linked."""
+    names = imported_symbols(obj)
+    bad = [i for i, name in enumerate(names) if not allowed_import(name)]
+    shown = imported_symbols(obj, demangle=True) if bad else []
+    violations = []
+    for i in bad:
+        name = names[i]
+        why = next((why for pattern, why in _REASONS if pattern.search(name)),
+                   "only the CUDA runtime/driver and a short list of C/C++ runtime functions may be called")
+        label = shown[i] if len(shown) == len(names) else name
+        violations.append(Violation(display, f"the host code uses {label} ({why})", name))
+    function = ""
+    for text in _run(["objdump", "-d", "--no-show-raw-insn", str(obj)]).splitlines():
+        if m := re.match(r"^[0-9a-f]+ <(.+)>:$", text):
+            function = m.group(1)
+        elif _SYSCALL_INSTRUCTION.match(text):
+            instruction = text.split(":", 1)[1].split()[0]
+            violations.append(Violation(display, f"the host code makes a raw system call ({instruction} in "
+                                        f"{function or 'its code'}); system calls are not allowed", instruction))
+    for m in re.finditer(r"\]\s+(\S+)\s+\w+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+(\w*)",
+                         _run(["readelf", "-SW", str(obj)])):
+        if "W" in m.group(2) and "X" in m.group(2):
+            violations.append(Violation(display, f"has a writable, executable section {m.group(1)} "
+                                        "(code may not be written at run time)", m.group(1)))
+    return violations
+
+
+# --- the library -----------------------------------------------------------------------------------
 
 def needed_libraries(library: str | Path) -> list[str]:
     try:
@@ -70,5 +288,13 @@ def needed_libraries(library: str | Path) -> list[str]:
 
 
 def check_library(library: str | Path) -> list[Violation]:
-    return [Violation(str(library), name, "links a library other than the CUDA and C/C++ runtimes")
-            for name in needed_libraries(library) if not ALLOWED_NEEDED.match(name)]
+    violations = [Violation(str(library), f"links {name}, a library other than the CUDA and C/C++ runtimes", name)
+                  for name in needed_libraries(library) if not ALLOWED_NEEDED.match(name)]
+    if re.search(r"GNU_STACK(\s+\S+){5}\s+RWE", _run(["readelf", "-lW", str(library)])):
+        violations.append(Violation(str(library), "asks for an executable stack, which is not allowed", "GNU_STACK"))
+    return violations
+
+
+def exported_symbols(library: str | Path) -> set[str]:
+    out = _run(["nm", "-D", "--defined-only", str(library)])
+    return {line.split()[-1].split("@")[0] for line in out.splitlines() if len(line.split()) >= 3}
