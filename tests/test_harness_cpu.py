@@ -1,6 +1,7 @@
 """The judge on the CPU task: real builds, real child processes, real timing — no GPU needed."""
 
 import json
+import sys
 
 from faults import write_fault
 
@@ -55,3 +56,37 @@ def test_a_compile_error_is_a_verdict_not_an_exception(tmp_path):
     path.write_text('extern "C" int ks_rmsnorm( { }\n')
     verdict = judge(TASK, path, "cpu", quick=True)
     assert not verdict.correct and verdict.reason.startswith("build failed") and "broken.cpp" in verdict.reason
+
+
+def test_a_missing_entry_point_is_named(tmp_path):
+    path = tmp_path / "misnamed.cpp"
+    path.write_text(open(SEED).read().replace("ks_rmsnorm", "ks_rmsnrom"))
+    verdict = judge(TASK, path, "cpu", quick=True)
+    assert not verdict.correct and "does not export ks_rmsnorm" in verdict.reason
+
+
+def test_any_failure_while_judging_is_a_verdict_not_an_exception(monkeypatch):
+    judge_module = sys.modules["kernelseek.harness.judge"]  # the package's `judge` is the function
+
+    def broken(*args, **kwargs):
+        raise KeyError("time_s")
+
+    monkeypatch.setattr(judge_module, "run_scenarios", broken)
+    verdict = judge(TASK, SEED, "cpu", quick=True)
+    assert not verdict.correct and verdict.speedup is None
+    assert "harness error while judging: KeyError" in verdict.reason
+
+
+def test_out_is_checked_before_anything_is_judged(tmp_path, monkeypatch):
+    import pytest
+
+    from kernelseek.harness import TaskError
+
+    judge_module = sys.modules["kernelseek.harness.judge"]
+
+    monkeypatch.setattr(judge_module, "build_kernel", lambda *a, **k: pytest.fail("judged before --out was checked"))
+    with pytest.raises(TaskError, match="is a folder"):
+        judge(TASK, SEED, "cpu", quick=True, out=tmp_path)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(TaskError, match="not a writable folder"):
+        judge(TASK, SEED, "cpu", quick=True, out=tmp_path / "file" / "r.json")

@@ -175,9 +175,14 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                                 holdout_seed=holdout_seed if holdout_seed is not None else seed)
             except (TaskError, ValueError) as error:
                 fail(str(error))
+            except KeyboardInterrupt:
+                console.print("[red]interrupted:[/] the judgement was stopped and its process killed; nothing was recorded.")
+                raise typer.Exit(130) from None
         if not verdict.scenarios:
             fail(verdict.reason or "nothing was judged")
         print_judgement(verdict)
+        if verdict.write_error:
+            fail(verdict.write_error)
         if out:
             console.print(f"report: {out}")
         raise typer.Exit(0 if verdict.correct else 1)

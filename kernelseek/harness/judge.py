@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelseek.harness.build import BuildError, build_kernel
-from kernelseek.harness.runner import run_scenarios
+from kernelseek.harness.runner import JudgementInterrupted, run_scenarios
 from kernelseek.harness.task import Task, TaskError, load_task
 
 GPU_CAPABILITY = {"sm90": (9,), "sm100": (10,)}
@@ -51,6 +51,7 @@ class Judgement:
     wall_s: float = 0.0
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     command: str | None = None
+    write_error: str | None = None  # why --out could not be written, if it could not
     holdout: dict | None = None  # {n, seed, correct (count), speedup (geomean or None), groups}, or None
 
     def to_dict(self) -> dict[str, Any]:
@@ -218,20 +219,50 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
     if held:
         verdict.holdout = {"n": len(held), "seed": holdout_seed, "correct": 0, "speedup": None, "groups": {}}
 
+    if out:
+        check_out_path(out)
+
     def finish(reason: str | None) -> Judgement:
         verdict.reason = reason
         verdict.wall_s = round(time.perf_counter() - started, 2)
         if out:
-            verdict.write(out)
+            try:
+                verdict.write(out)
+            except OSError as error:
+                verdict.write_error = f"the report could not be written to {out}: {error.strerror or error}"
         return verdict
 
     problem = gpu_problem(arch)
     if problem:
         return finish(problem)
     try:
-        build = build_kernel(kernel, arch)
+        return _judge_built(task, kernel, arch, chosen, held, verdict, finish, quick=quick, seed=seed,
+                            beside=beside, progress=progress, on_start=on_start, timeout_s=timeout_s)
     except BuildError as error:
         return finish(f"build failed: {error}")
+    except JudgementInterrupted:
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever broke while judging, this candidate is not correct
+        verdict.correct, verdict.speedup = False, None
+        return finish(f"harness error while judging: {type(error).__name__}: {str(error)[:300]}")
+
+
+def check_out_path(out: str | Path) -> None:
+    """Refuse a report path that cannot be written, before any time is spent judging."""
+    path = Path(out)
+    if path.is_dir():
+        raise TaskError(f"--out {out}: is a folder; give a file name, e.g. {path / 'report.json'}.")
+    parent = path.parent if str(path.parent) else Path(".")
+    existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise TaskError(f"--out {out}: {existing} is not a writable folder; choose a path you can write.")
+
+
+def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: list, verdict: Judgement,
+                 finish: Callable[[str | None], Judgement], *, quick: bool, seed: int | None, beside: bool | None,
+                 progress: Callable[[dict], None] | None, on_start: Callable[[int], None] | None,
+                 timeout_s: float | None) -> Judgement:
+    build = build_kernel(kernel, arch, entry_point=task.entry_point or None)
     verdict.build, verdict.sha256 = build.to_dict(), build.sha256
     verdict.build.pop("log", None)
     if on_start:
