@@ -101,6 +101,54 @@ extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
 }"""),
 }
 
+# Refused before anything runs: the guard names what is not allowed (runs with CPATH at fake_cutlass()).
+GUARD_WRAPPERS = {
+    "python_c_api": ("uses PyRun_SimpleString", r"""
+extern "C" int PyRun_SimpleString(const char*);
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    PyRun_SimpleString("import kernelseek.harness.records as r; r.check_result = lambda *a: None");
+    return seed_impl(FA_ARGS);
+}"""),
+    "dlopen_assembled": ("uses dlopen", r"""
+extern "C" void* dlopen(const char*, int);
+extern "C" void* dlsym(void*, const char*);
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    const char parts[] = {'l', 'i', 'b', 'c', 'u', 'b', 'l', 'a', 's', '.', 's', 'o', '.', '1', '3', 0};
+    char name[sizeof parts];
+    for (unsigned i = 0; i < sizeof parts; ++i) name[i] = parts[i];
+    void* lib = dlopen(name, 2);
+    if (lib) dlsym(lib, "cublasCreate_v2");
+    return seed_impl(FA_ARGS);
+}"""),
+    "proc_self_mem": ("uses fopen", r"""
+#include <cstdio>
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    std::FILE* mem = std::fopen("/proc/self/mem", "r+");
+    if (mem) std::fclose(mem);
+    return seed_impl(FA_ARGS);
+}"""),
+    "macro_include": ("CUTLASS is not allowed", r"""
+#define KS_HEADER <cutlass/cutlass.h>
+#include KS_HEADER
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) { return seed_impl(FA_ARGS); }"""),
+    "absolute_include": ("absolute path", r"""
+#include </usr/include/stdint.h>
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) { return seed_impl(FA_ARGS); }"""),
+}
+# Judged correct: words are not code (expected reason None).
+PASSING_WRAPPERS = {"comment_cutlass": (None, r"""
+// CUTLASS would do this with #include <cutlass/gemm/device/gemm.h>; cuBLAS with cublasGemmEx.
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) { return seed_impl(FA_ARGS); }""")}
+
+
+def fake_cutlass(folder: Path) -> Path:
+    """An include folder holding a fake `cutlass/cutlass.h`, for CPATH: the guard must refuse it
+    although the compiler can open it."""
+    (folder / "cutlass").mkdir(parents=True, exist_ok=True)
+    (folder / "cutlass" / "cutlass.h").write_text("#pragma once\nstatic const int cutlass_fake = 1;\n")
+    return folder
+
+
 FA_PARAMS = ("const void* q, const void* k, const void* v, void* out, float* lse, const int* cu_seqlens_q, "
              "const int* cu_seqlens_k, int batch, int seqlen_q, int seqlen_k, int heads_q, int heads_kv, "
              "int head_dim, const long long* q_strides, const long long* k_strides, const long long* v_strides, "
@@ -175,7 +223,7 @@ def write_fault(kind: str, folder: Path, *, cpu: bool = False) -> tuple[Path, st
     else:
         seed, entry, wrappers = ROOT / "kernels/seeds/flash_attn_fwd.cu", "ks_flash_attn_fwd", CUDA_WRAPPERS
         params, args, suffix = FA_PARAMS, FA_ARGS, ".cu"
-    expected, wrapper = wrappers[kind]
+    expected, wrapper = (wrappers if cpu else wrappers | GUARD_WRAPPERS | PASSING_WRAPPERS)[kind]
     wrapper = wrapper.replace("FA_PARAMS", params).replace("FA_ARGS", args)
     wrapper = wrapper.replace("RMS_PARAMS", params).replace("RMS_ARGS", args)
     source = f"#define {entry} seed_impl\n{seed.read_text()}\n#undef {entry}\n{wrapper}\n"

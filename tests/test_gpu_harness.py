@@ -1,7 +1,7 @@
 """The judge on the GPU: the seed against FA3, and every fault fixture in one run. Run on the H200."""
 
 import pytest
-from faults import CUDA_WRAPPERS, write_fault
+from faults import CUDA_WRAPPERS, GUARD_WRAPPERS, fake_cutlass, write_fault
 
 from kernelseek.harness import judge
 
@@ -26,6 +26,20 @@ def test_fault_fixture_fails_with_its_reason(kind, tmp_path):
     assert len(verdict.scenarios) == 2
     reasons = [s.get("reason") or "" for s in verdict.scenarios]
     assert any(expected in r for r in reasons), (kind, reasons)
+
+
+@pytest.mark.parametrize("kind", sorted(GUARD_WRAPPERS))
+def test_guard_fixture_is_refused_before_it_runs(kind, tmp_path, monkeypatch):
+    monkeypatch.setenv("CPATH", str(fake_cutlass(tmp_path / "include")))
+    path, expected = write_fault(kind, tmp_path)
+    verdict = judge("flash_attn_fwd", path, "sm90", scenarios=SMALL, timeout_s=20)
+    assert not verdict.correct and verdict.scenarios == [] and expected in verdict.reason, verdict.reason
+
+
+def test_a_comment_naming_cutlass_passes(tmp_path):
+    path, _ = write_fault("comment_cutlass", tmp_path)
+    verdict = judge("flash_attn_fwd", path, "sm90", scenarios=SMALL, timeout_s=20)
+    assert verdict.correct, verdict.summary()
 
 
 def test_cutlass_fixture_is_refused_before_it_runs():
