@@ -16,25 +16,33 @@ import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from faults import CUDA_WRAPPERS, GUARD_WRAPPERS, PASSING_WRAPPERS, fake_cutlass, write_fault  # noqa: E402
 
-from kernelseek.harness import build_kernel, judge  # noqa: E402
+from kernelseek.harness import BuildError, build_kernel, judge  # noqa: E402
 
 SMALL = "ragged_d64_113x203*"  # two small scenarios: causal and not
 SEED = ROOT / "kernels/seeds/flash_attn_fwd.cu"
 
 
 def row(kind: str, path: Path, expected: str | None) -> dict:
-    verdict = judge("flash_attn_fwd", path, "sm90", scenarios=SMALL, timeout_s=20)
+    verdict = judge("flash_attn_fwd", path, "sm90", scenarios=SMALL, timeout_s=20, beside=False)
     reasons = [verdict.reason or ""] + [s.get("reason") or "" for s in verdict.scenarios]
     caught = verdict.correct if expected is None else (not verdict.correct and any(expected in r for r in reasons))
     return {"fixture": kind, "expected": expected or "correct", "correct": verdict.correct, "caught": caught,
             "scenarios_run": len(verdict.scenarios), "reasons": [r for r in reasons if r][:3],
             "wall_s": verdict.wall_s}
+
+
+def _try_build(path: Path) -> None:
+    try:
+        build_kernel(path, "sm90")
+    except BuildError:
+        pass
 
 
 def planted_cache_row(folder: Path) -> dict:
@@ -53,8 +61,11 @@ def main(out: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["CPATH"] = str(fake_cutlass(Path(tmp) / "include"))
         kinds = [*sorted(CUDA_WRAPPERS), *sorted(GUARD_WRAPPERS), *sorted(PASSING_WRAPPERS)]
+        fixtures = {kind: write_fault(kind, Path(tmp)) for kind in kinds}
+        with ThreadPoolExecutor(8) as pool:  # build them all at once (the guard's refusals are the rows' job)
+            list(pool.map(lambda kind: _try_build(fixtures[kind][0]), kinds))
         for kind in kinds:
-            path, expected = write_fault(kind, Path(tmp))
+            path, expected = fixtures[kind]
             rows.append(row(kind, path, expected))
             print(f"{kind:22} {'ok ' if rows[-1]['caught'] else 'MISSED'} {rows[-1]['reasons'][:1]}", flush=True)
         rows.append(planted_cache_row(Path(tmp)))

@@ -4,6 +4,8 @@
 # NAME=KERNEL@GLOB (only the scenarios matching GLOB, no beside baselines: an exploration, not a result).
 #   bash evals/device/judge_candidates.sh hopper-flash_attn_fwd-v7-sm90-full=kernels/hopper/v7.cu \
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
+# EVAL_FLAGS adds flags to every full judgement (e.g. EVAL_FLAGS="--holdout 24 --seed 1");
+# SANITIZE=none skips the sanitizers.
 # Before the call, here: stage FA3 (../shared/device/stage-wheels.sh --no-deps --dir .whl-fa3 fa3-fwd==0.0.3)
 # and prebuild each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90
 # --compile-only); carry [".whl-fa3/1", ".ks-cache"]. Candidate files are untracked (not ignored): they travel.
@@ -18,7 +20,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/logs" evals/results
 first=${SANITIZE:-}
 for arg in "$@"; do
   name=${arg%%=*}; spec=${arg#*=}; kernel=${spec%%@*}; flags=()
-  [ "$spec" != "$kernel" ] && flags=(--scenarios "${spec#*@}" --no-beside)
+  if [ "$spec" != "$kernel" ]; then flags=(--scenarios "${spec#*@}" --no-beside); else read -ra flags <<< "${EVAL_FLAGS:-}"; fi
   first=${first:-$kernel}
   budget=$(( $(left) - 90 )); [ "$budget" -gt 240 ] && budget=240
   if [ "$budget" -lt 40 ]; then echo "$name: skipped, $(left)s left"; continue; fi
@@ -29,7 +31,7 @@ for arg in "$@"; do
   cp "evals/results/$name.json" "$OUT/" 2>/dev/null
 done
 for tool in memcheck racecheck; do
-  [ "$(left)" -gt 50 ] || break
+  [ "$(left)" -gt 50 ] && [ "$first" != none ] || break
   timeout $(( $(left) - 10 )) compute-sanitizer --tool $tool --print-limit 20 python3 evals/device/sanitize.py \
       "$first" > "$OUT/logs/sanitizer-$tool.log" 2>&1
   echo "$tool $first: rc=$?"; tail -1 "$OUT/logs/sanitizer-$tool.log"
