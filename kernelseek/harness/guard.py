@@ -17,8 +17,11 @@ What this protects: a candidate cannot call into the Python interpreter, load li
 (`/proc/self/mem` included), read the environment, start processes or make system calls by name or by
 instruction. What it does not: host code can still read and write any memory of the process through raw
 pointers, e.g. find a function pointer by scanning memory, or jump into the middle of an instruction.
-The harness's other layers are the defence for that: results go to the parent over a channel the
-candidate cannot name, and are validated there.
+The harness's other layers narrow that: results go to the parent over a pipe the candidate cannot
+name or write with the calls it is allowed, and the parent validates every record and derives the
+speedups itself, so a malformed, out-of-order or self-declared verdict is refused. A plausible record
+forged by rewriting the judging process's own memory is not caught; only checking in a process the
+candidate's code never enters would catch that (not built).
 """
 
 from __future__ import annotations
