@@ -115,8 +115,10 @@ def test_the_allowlist_in_symbols():
         assert guard.allowed_import(name), name
     for name in ("dlopen", "dlsym", "PyRun_SimpleString", "_Py_Dealloc", "fopen", "open", "mmap", "mprotect",
                  "syscall", "system", "fork", "execve", "posix_spawn", "getenv", "__open_2", "__read_chk",
-                 "cublasCreate_v2", "cudnnCreate", "pthread_create"):
+                 "cublasCreate_v2", "cudnnCreate", "pthread_create", "cuModuleLoad", "cuLibraryLoadFromFile",
+                 "cudaLibraryLoadFromFile", "cuLinkAddFile_v2"):
         assert not guard.allowed_import(name), name
+    assert guard.allowed_import("cuModuleLoadData")  # the kernel's own code, from memory
 
 
 # --- includes, from the preprocessor's view ------------------------------------------------------------

@@ -15,8 +15,11 @@ A candidate's host code runs inside the process that judges it, so it is checked
 
 What this protects: a candidate cannot call into the Python interpreter, load libraries, open files
 (`/proc/self/mem` included), read the environment, start processes or make system calls by name or by
-instruction. What it does not: host code can still read and write any memory of the process through raw
-pointers, e.g. find a function pointer by scanning memory, or jump into the middle of an instruction.
+instruction, or load GPU code from a file through a driver or runtime call it imports. What it does
+not: host code can still read and write any memory of the process through raw pointers, e.g. find a
+function pointer by scanning memory, or jump into the middle of an instruction; and a driver entry
+point fetched by name at run time (`cudaGetDriverEntryPoint`, which kernels need for TMA descriptors)
+is not seen here, so a driver call that loads a module from a file is refused only when imported.
 The harness's other layers narrow that: results go to the parent over a pipe the candidate cannot
 name or write with the calls it is allowed, and the parent validates every record and derives the
 speedups itself, so a malformed, out-of-order or self-declared verdict is refused. A plausible record
@@ -82,6 +85,8 @@ _FORTIFIED = re.compile(r"^__(\w+)_chk$")
 # Vectorized libm (libmvec), e.g. _ZGVdN8v_expf.
 _LIBMVEC = re.compile(r"^_ZGV\w+?_(\w+)$")
 
+# Driver and runtime calls that load GPU code from a file: allowed by the cu*/cuda* rule otherwise.
+_FROM_FILE = re.compile(r"^(cuModuleLoad|cuLinkAddFile|cu\w*LoadFromFile|cuda\w*LoadFromFile)(_v\d+)?$")
 # Why a well-known forbidden import is forbidden, for the message.
 _REASONS: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"^_?Py"), "the Python interpreter is off limits"),
@@ -91,6 +96,8 @@ _REASONS: tuple[tuple[re.Pattern, str], ...] = (
                 r"|madvise|ioctl|fcntl)(64)?$"), "opening files or mapping memory is not allowed"),
     (re.compile(r"^(fork|vfork|clone|clone3|exec\w*|system|popen|posix_spawnp?|kill|ptrace|prctl|syscall)$"),
      "starting processes or making system calls is not allowed"),
+    (_FROM_FILE,
+     "loading GPU code from a file is not allowed (the kernel is the source that was judged)"),
     (re.compile(r"^(getenv|secure_getenv|environ|__environ|setenv|putenv)$"),
      "the environment is off limits (it may hold the judge's secrets, and a kernel needs no settings)"),
 )
@@ -239,6 +246,8 @@ def check_missing_headers(errors: str, candidate: str, display: str) -> list[Vio
 # --- the object ------------------------------------------------------------------------------------
 
 def allowed_import(symbol: str) -> bool:
+    if _FROM_FILE.match(symbol):
+        return False
     if symbol in _C_RUNTIME or _CUDA_SYMBOL.match(symbol) or _CXX_RUNTIME.match(symbol):
         return True
     if (m := _FORTIFIED.match(symbol)) and m.group(1) in _C_RUNTIME:
