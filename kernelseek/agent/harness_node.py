@@ -1,9 +1,15 @@
 """The harness node: snapshot the workspace's candidate, judge it, gate it, report back.
 
-Every evaluation gets the quick judgement; a correct candidate whose quick speedup beats the best's
-quick speedup gets the full judgement, and becomes the best only if that is correct and faster than
-the best's full speedup. An incorrect candidate never becomes the best. Results are cached in
-`candidates/<n>.result.json`, so a step replayed after a crash reuses them instead of re-timing.
+The gate. Every evaluation gets the quick judgement. A correct candidate gets the full judgement
+unless its quick reading is *clearly slower* than the best's: below the best's quick speedup by more
+than the measured noise of the two readings (`kernelseek.agent.gate`: the band is the sum of each
+judgement's median scenario spread, (p90 - p10) / median of the candidate's and the baseline's times,
+at least 10% and at most 50%). A real gain cannot hide in a noisy quick reading: a 3.6x candidate
+that reads 2.98x quick beside a best that read 3.01x is fully judged. The best is chosen on the full
+judgements alone: a candidate becomes the best only if its full judgement is correct and its suite
+speedup beats the best's full suite speedup. An incorrect candidate never becomes the best. Results
+are cached in `candidates/<n>.result.json`, so a step replayed after a crash reuses them instead of
+re-timing.
 
 Every full judgement also draws a hold-out sample (`Configuration.holdout_size()` scenarios) from the
 task's scenario distribution with a fresh random seed. The seed and the sample's shapes stay outside the
@@ -24,7 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from kernelseek.agent import prompts
+from kernelseek.agent import gate, prompts
 from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
 
@@ -61,7 +67,7 @@ def _judge(run: Run, path: Path, n: int, quick: bool) -> dict[str, Any]:
     reason = (verdict.failure_reason(shapes=False) or verdict.reason) if verdict.scenarios else verdict.reason
     result = {"judgement": kind, "correct": bool(verdict.correct), "speedup": verdict.speedup,
               "reason": None if verdict.correct else reason, "summary": verdict.summary(holdout_shapes=False),
-              "report": str(report.relative_to(run.dir))}
+              "report": str(report.relative_to(run.dir)), "noise": gate.judgement_noise(verdict.suite_results())}
     if verdict.holdout:
         result["holdout"] = {key: verdict.holdout[key] for key in ("n", "seed", "correct", "speedup")}
     return result
@@ -78,7 +84,8 @@ def _progress_writer():  # noqa: ANN202
 
 
 def judge_candidate(run: Run, n: int, best: dict | None) -> dict[str, Any]:
-    """Quick judgement, then full if it beats the best; cached by the candidate's content."""
+    """Quick judgement, then full unless it is incorrect or clearly slower than the best (the module's
+    docstring); cached by the candidate's content."""
     path = run.candidate_path(n)
     digest = sha256(path)
     cache = run.dir / "candidates" / f"{n}.result.json"
@@ -88,7 +95,7 @@ def judge_candidate(run: Run, n: int, best: dict | None) -> dict[str, Any]:
             return cached
     quick = _judge(run, path, n, quick=True)
     full = None
-    if quick["correct"] and (best is None or (quick["speedup"] or 0) > (best.get("quick_speedup") or 0)):
+    if quick["correct"] and not gate.clearly_slower(quick, best):
         full = _judge(run, path, n, quick=False)
     result = {"sha256": digest, "quick": quick, "full": full}
     partial = cache.with_suffix(".partial")
@@ -119,11 +126,11 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
     if start and quick["correct"]:
         final = full or quick
         new_best = {"candidate": 0, "speedup": final["speedup"], "quick_speedup": quick["speedup"],
-                    "judgement": final["judgement"], "path": str(run.candidate_path(0).relative_to(run.dir))}
+                    "quick_noise": quick.get("noise"), "judgement": final["judgement"], "path": str(run.candidate_path(0).relative_to(run.dir))}
     elif full and full["correct"] and (best is None or best["judgement"] != "full"
                                        or (full["speedup"] or 0) > (best["speedup"] or 0)):
         new_best = {"candidate": n, "speedup": full["speedup"], "quick_speedup": quick["speedup"],
-                    "judgement": "full", "path": str(run.candidate_path(n).relative_to(run.dir))}
+                    "quick_noise": quick.get("noise"), "judgement": "full", "path": str(run.candidate_path(n).relative_to(run.dir))}
     if new_best:
         _snapshot_best(run, n, new_best, full or quick)
 
@@ -133,12 +140,16 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
                         sha256=result["sha256"], judgement=verdict["judgement"], correct=verdict["correct"],
                         speedup=verdict["speedup"], reason=verdict["reason"],
                         best=bool(new_best) and verdict is (full or quick), report=verdict["report"],
+                        **({"noise": verdict["noise"]} if verdict.get("noise") is not None else {}),
                         **({"holdout": verdict["holdout"]} if verdict.get("holdout") else {}))
 
     correct = quick["correct"] and (full is None or full["correct"])
     report = quick["summary"] + (("\n" + full["summary"]) if full else "")
     if new_best and not start:
         report += f"\nThis candidate is the new best: {new_best['speedup']:.3f}x on the full suite."
+    elif correct and not start and full is None:
+        report += (f"\nClearly slower than the best's quick reading ({(best or {}).get('quick_speedup') or 0:.3f}x, "
+                   "beyond the timing noise), so it was not judged on the full suite.")
     elif correct and not start:
         report += f"\nNot better than the best ({prompts.describe_best(best)})."
     report += f"\nBest so far: {prompts.describe_best(new_best or best)}. Target: " \
