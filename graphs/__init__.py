@@ -76,7 +76,7 @@ def build_graph(*, questioner: bool = True, extra_tools: Sequence[Tool] = (), ch
         run.trace.write("run_start", step=0, key="run_start", task=cfg.task, kernel=cfg.kernel, arch=cfg.arch,
                         mode=cfg.mode if questioner else "none", graph=name,
                         worker=cfg.model or cfg.worker_command, target=cfg.target,
-                        target_gain=cfg.target_gain, budgets=cfg.budgets())
+                        target_gain=cfg.target_gain, budgets=cfg.budgets(), run_uuid=cfg.run_uuid)
         began = time.monotonic()
         if cfg.judge_start and state.get("best") is None and not state.get("last_sha"):
             state = {**state, **evaluate(state, run, start=True)}

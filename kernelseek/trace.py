@@ -13,7 +13,8 @@ it, the analysis reads it. Every event carries:
 and the fields its type requires (further fields are allowed):
 
     run_start       task, kernel, arch, mode ("human" | "auto" | "none"), graph, worker, target, budgets
-                    (optional: target_gain, run_id)
+                    (optional: target_gain, run_id,
+                    run_uuid: the run's unique id, the key of its bank statistics and of bank learning)
     model_call      model, prompt_tokens, completion_tokens, cost_usd (float or null when the model
                     has no price), content (the reply text), tool_calls (list of {name, arguments})
     tool_call       name, arguments (dict), result (str, capped), ok (bool); an external coding CLI's
@@ -30,7 +31,15 @@ and the fields its type requires (further fields are allowed):
     decision_point  kind (one of DECISION_POINTS), detail (str), worker_words (str)
     question        text, source ("human" | "bank"), bank_id (or null), question_kind (one of
                     QUESTION_KINDS or null), decision_point (kind)
-    human_message   text, decision_point (kind), context ({best_speedup, best, last_report, worker_words})
+    human_message   text, decision_point (kind, or "interjection" for a message sent with `kernelseek ask`
+                    at no decision point), context ({best_speedup, best, last_report, worker_words})
+                    (optional: truncated, the length of a text cut at MAX_MESSAGE_CHARS)
+    model_retry     attempt (int >= 1), error (str: the provider's error, one line), wait_s (float): a
+                    transient provider error (rate limit, 5xx, timeout, connection) before a retry
+    trim            dropped (int: messages left out), dropped_turns (int: the worker's turns among them),
+                    tokens_before, tokens_after (int), window (int: the model's input window in tokens):
+                    the conversation was trimmed to fit the model's window, keeping the system text (the
+                    rules and the task), the first message, the best so far and the recent turns
     run_end         reason (str), best_speedup (float or null), steps (int), cost_usd (float)
                     (optional: tokens, evaluations)
 """
@@ -46,6 +55,8 @@ from pathlib import Path
 from typing import Any
 
 DECISION_POINTS = ("done", "claimed_limit", "plateau", "failing")
+INTERJECTION = "interjection"  # a human message sent with `kernelseek ask`, at no decision point
+MAX_MESSAGE_CHARS = 500  # a typed question or message is cut to this length (with a warning)
 QUESTION_KINDS = ("layer_shift", "reject_limit", "inform", "other")
 
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -57,6 +68,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "decision_point": ("kind", "detail", "worker_words"),
     "question": ("text", "source", "bank_id", "question_kind", "decision_point"),
     "human_message": ("text", "decision_point", "context"),
+    "model_retry": ("attempt", "error", "wait_s"),
+    "trim": ("dropped", "dropped_turns", "tokens_before", "tokens_after", "window"),
     "run_end": ("reason", "best_speedup", "steps", "cost_usd"),
 }
 COMMON_FIELDS = ("seq", "time", "type", "step", "key")
@@ -90,6 +103,14 @@ def validate_event(event: Any) -> str | None:
         return f"the decision point kind '{event['kind']}' is unknown"
     if kind == "question" and event["question_kind"] not in (*QUESTION_KINDS, None):
         return f"the question kind '{event['question_kind']}' is unknown"
+    if kind == "human_message" and event["decision_point"] not in (*DECISION_POINTS, INTERJECTION):
+        return f"the human message's decision point '{event['decision_point']}' is unknown"
+    if kind == "trim":
+        for name in EVENT_FIELDS["trim"]:
+            if not _whole(event[name]) or event[name] < 0:
+                return f"the trim event's {name} {event[name]!r} is not a whole number, 0 or more"
+    if kind == "model_retry" and (not _whole(event["attempt"]) or event["attempt"] < 1):
+        return f"the model_retry event's attempt {event['attempt']!r} is not a whole number, 1 or more"
     if kind == "evaluation" and "holdout" in event:
         return holdout_problem(event["holdout"])
     return None

@@ -84,14 +84,14 @@ def write_stats(bank: Path, per_question: dict[str, tuple[int, int]]) -> None:
 def test_exploits_questions_that_preceded_gains(tmp_path):
     bank = small_bank(tmp_path, ["winner", "loser1", "loser2", "loser3"])
     write_stats(bank, {"winner": (9, 1), "loser1": (0, 10), "loser2": (1, 9), "loser3": (0, 10)})
-    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank)["id"] for s in range(200))
+    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank, stats=bank)["id"] for s in range(200))
     assert picks["winner"] >= 180
 
 
 def test_explores_untried_questions_over_proven_losers(tmp_path):
     bank = small_bank(tmp_path, ["untried", "loser"])
     write_stats(bank, {"loser": (0, 12)})
-    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank)["id"] for s in range(200))
+    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank, stats=bank)["id"] for s in range(200))
     assert picks["untried"] >= 170 and picks["loser"] >= 1
 
 
@@ -102,7 +102,7 @@ def test_learned_outcomes_from_human_sessions_count_as_evidence(tmp_path):
                                                                 "mean_gain": 1.3}}]}
     (bank / "learned-humans.yaml").write_text(yaml.safe_dump(learned))
     write_stats(bank, {"plain": (0, 3)})
-    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank)["id"] for s in range(100))
+    picks = collections.Counter(select_question("plateau", [], seed=s, bank_dir=bank, stats=bank)["id"] for s in range(100))
     assert picks["human-win"] >= 90
 
 

@@ -30,7 +30,7 @@ def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     ])
     runs = tmp_path / "runs"
     result = invoke(["run", "rmsnorm_cpu", "--kernel", str(FIXTURES / "start.cpp"), "--model", model,
-                     "--mode", "auto", "--target-gain", "2",
+                     "--mode", "auto", "--target-gain", "2", "--bank-stats", str(tmp_path / "stats.json"),
                      "--runs-dir", str(runs), "--run-id", "scripted"])
     assert result.exit_code == 0, result.output
     assert "target gain 2x over the starting kernel met" in " ".join(result.output.split())
@@ -75,8 +75,11 @@ def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     first = events(run, "evaluation")[0]
     assert describe(start).endswith("target gain 2x") and "(the starting kernel)" in describe(first)
     assert_holdout_kept_from_the_worker(run, evaluations)
-    # the bank learned from the run
-    assert "scripted" in (tmp_path / "bank" / "stats.json").read_text()
+    # the bank learned from the run, in the statistics file named for it, under the run's UUID
+    recorded = json.loads((tmp_path / "stats.json").read_text())["runs"]
+    assert list(recorded) == [json.loads((run / "config.json").read_text())["run_uuid"]]
+    assert recorded[list(recorded)[0]]["run"] == "scripted"
+    assert not (tmp_path / "bank" / "stats.json").exists()
 
 
 def worker_visible_text(run) -> str:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
+import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 MODES = ("human", "auto", "none")
 DEFAULT_HOLDOUT_GPU, DEFAULT_HOLDOUT_CPU = 24, 3
+IDENTITY_FIELDS = ("run_uuid",)  # who a run is, not how it is configured (an experiment does not compare them)
 
 
 class ConfigError(ValueError):
@@ -41,6 +44,10 @@ class Configuration:
     worker_timeout_s: float = 3600.0  # one external-CLI turn
     limit_detector_model: str | None = None  # optional model-based claimed-limit detector
     model_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to litellm.completion
+    bank_stats: str | None = None  # the bank statistics file (default: the user's; scripted runs: none)
+    model_retries: int = 6  # transient provider errors (rate limits, 5xx, timeouts) retried with backoff
+    context_tokens: int | None = None  # the model's input window when litellm does not know it
+    run_uuid: str | None = field(default_factory=lambda: str(uuid.uuid4()))  # None: a run made before UUIDs
 
     def validate(self) -> Configuration:
         if self.mode not in MODES:
@@ -58,6 +65,15 @@ class Configuration:
                                          or self.holdout < 0):
             raise ConfigError(f"holdout {self.holdout!r} must be a whole number of scenarios, 0 or more "
                               "(0: full judgements draw no hold-out sample).")
+        for name in ("target", "target_gain", "max_dollars", "max_tokens", "max_wall_s", "max_evals",
+                     "shell_timeout_s", "worker_timeout_s", "context_tokens"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                      or not math.isfinite(value) or value <= 0):
+                raise ConfigError(f"--{name.removesuffix('_s').replace('_', '-')} {value!r} must be a finite "
+                                  "number above 0 (or left out).")
+        if isinstance(self.model_retries, bool) or not isinstance(self.model_retries, int) or self.model_retries < 0:
+            raise ConfigError(f"model_retries {self.model_retries!r} must be a whole number, 0 or more.")
         for name in ("max_steps", "plateau_evals", "failing_evals"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")
@@ -79,7 +95,10 @@ class Configuration:
     @classmethod
     def load(cls, path: Path) -> Configuration:
         try:
-            return cls.from_dict(json.loads(path.read_text()))
+            data = json.loads(path.read_text())
+            if isinstance(data, dict):
+                data.setdefault("run_uuid", None)  # a run made before runs had a UUID keeps having none
+            return cls.from_dict(data)
         except (OSError, json.JSONDecodeError, TypeError) as error:
             raise ConfigError(f"{path}: the run configuration cannot be read ({error}).") from None
 

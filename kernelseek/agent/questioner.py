@@ -50,11 +50,13 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
         question, source = text, "human"
     elif mode == "auto":
         from kernelseek.bank import BankError, select_question
+        from kernelseek.bank.policy import run_stats_file
 
         asked = _recorded(run, f"{step}:questioner:question")
         try:
             picked = {"text": asked["text"], "id": asked["bank_id"], "kind": asked["question_kind"]} if asked else \
-                select_question(kind, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step)
+                select_question(kind, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step,
+                                stats=run_stats_file(cfg), use_stats=run_stats_file(cfg) is not None)
             question, bank_id, question_kind, source = picked["text"], picked["id"], picked.get("kind"), "bank"
         except BankError as error:  # no question fits (or the bank broke mid-run): the worker is only nudged
             note = f"the bank gave no question ({error})"

@@ -4,9 +4,12 @@ For each run (a run folder or its trace.jsonl), in the order given:
 
 1. extract every `human_message` event that was put to the worker as a question (a `question` event
    with source "human" at its step; traces without question events keep every message) with its
-   decision point and context (runs whose `run_start` says a mode other than "human" are skipped);
-2. skip a message already learned (its session and event key are in some entry's provenance), so
-   re-learning the same sessions adds nothing and leaves the file byte-for-byte unchanged;
+   decision point and context (runs whose `run_start` says a mode other than "human" are skipped;
+   messages sent with `kernelseek ask`, at decision point "interjection", are not questions and are
+   skipped; a text is cut at MAX_MESSAGE_CHARS);
+2. skip a message already learned (its session — the run's UUID, so a copied or renamed run folder is
+   the same session — and event key are in some entry's provenance), so re-learning the same sessions
+   adds nothing and leaves the file byte-for-byte unchanged;
 3. classify it (`classify.py`: a model through litellm when one is configured, the documented rules
    otherwise) and flag operator-specific words (or have the model rewrite them away);
 4. score it by what followed (`outcomes.py`: best speedup before it, best within the next K
@@ -39,7 +42,7 @@ from kernelseek.bank.model import (
     write_bank_file,
 )
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS, candidates, next_seq, score_question
-from kernelseek.trace import read_trace, trace_path
+from kernelseek.trace import INTERJECTION, MAX_MESSAGE_CHARS, read_trace, trace_path
 
 DEFAULT_SIMILARITY = 0.75
 STOPWORDS = frozenset("""a an the is it its it's this that these those you your we our i me my to of in on
@@ -50,6 +53,7 @@ with as from not no yes can could would should will just really there here all a
 @dataclass
 class Message:
     session: str
+    run: str  # the run's folder name when it was learned (the session is its UUID)
     key: str
     seq: int
     step: int
@@ -92,10 +96,11 @@ def similarity(a: str, b: str) -> float:
 
 
 def run_id_of(path: Path, events: list[dict]) -> str:
-    for event in events:
-        if event["type"] == "run_start" and event.get("run_id"):
-            return str(event["run_id"])
-    return path.parent.name
+    """The session's identity: the run's UUID (so a copied or renamed run folder is the same session and
+    is not learned twice); a run made before UUIDs falls back to its recorded id or folder name."""
+    from kernelseek.bank.policy import run_key
+
+    return run_key(path.parent, events)
 
 
 def extract(run: str | Path, *, k: int = DEFAULT_K, success: float = DEFAULT_SUCCESS) -> tuple[str, list[Message] | None]:
@@ -120,9 +125,12 @@ def extract(run: str | Path, *, k: int = DEFAULT_K, success: float = DEFAULT_SUC
         text = " ".join(str(event["text"]).split())
         if not text or (has_questions and (event["step"], text) not in asked):
             continue
+        if event["decision_point"] == INTERJECTION:  # said at no decision point: not a question to reuse
+            continue
+        text = text[:MAX_MESSAGE_CHARS]
         scored = score_question(cands, event["seq"], k=k, success=success, until=next_seq(asks, event["seq"]))
         context = event["context"] if isinstance(event["context"], dict) else {}
-        messages.append(Message(session=session, key=str(event["key"]), seq=event["seq"], step=event["step"],
+        messages.append(Message(session=session, run=path.parent.name, key=str(event["key"]), seq=event["seq"], step=event["step"],
                                 text=text, decision_point=str(event["decision_point"]), context=context,
                                 before=scored.before, after=scored.after, gain=scored.gain,
                                 success=scored.success))
@@ -188,7 +196,7 @@ def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path 
             result = classify(message.text, model=model, **completion_kwargs)
             if result.note and result.note not in summary.notes:
                 summary.notes.append(result.note)
-            provenance = {"source": "session", "session": message.session, "message": message.key,
+            provenance = {"source": "session", "session": message.session, "run": message.run, "message": message.key,
                           "seq": message.seq, "step": message.step, "decision_point": message.decision_point,
                           "original": message.text, "method": result.method,
                           "worker_words": _cap(message.context.get("worker_words")),

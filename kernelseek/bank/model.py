@@ -20,10 +20,14 @@ A bank file (`bank/seed.yaml`, `bank/learned-<name>.yaml`) is a mapping:
           successes: 1              #   and the mean gain ratio (best after / best before)
           mean_gain: 1.21
 
-`stats.json` beside the bank holds the outcome statistics of auto-mode runs, per run id, so that
-recording a run twice (after a crash and a resume) replaces its entry instead of counting it twice:
+`stats.json` holds the outcome statistics of auto-mode runs. It belongs to the user, not to the
+repository: it lives in the user's data directory (`$XDG_DATA_HOME/kernelseek/stats.json`, else
+`~/.local/share/kernelseek/stats.json`) unless a path is given (`--bank-stats`). Entries are keyed by
+the run's UUID (`run_uuid` in its config.json and its trace's run_start), so recording a run twice
+(after a crash and a resume) replaces its entry instead of counting it twice, and two runs that share a
+folder name never overwrite each other:
 
-    {"version": 1, "runs": {"RUN_ID": {"recorded": ISO_TIME, "outcomes": [
+    {"version": 1, "runs": {"RUN_UUID": {"recorded": ISO_TIME, "run": FOLDER_NAME, "outcomes": [
         {"id": BANK_ID, "seq": 17, "before": 1.02, "after": 1.31, "gain": 1.28, "success": true}]}}}
 
 Every write goes to a temporary file in the same folder, is flushed to disk and renamed over the old
@@ -261,12 +265,24 @@ def write_bank_file(bank: BankFile) -> None:
 
 # --- stats -------------------------------------------------------------------------------------------
 
-def stats_path(bank_dir: str | Path | None = None) -> Path:
-    return (Path(bank_dir) if bank_dir is not None else default_bank_dir()) / STATS_FILE
+def user_data_dir() -> Path:
+    """The user's data directory for kernelseek: $XDG_DATA_HOME/kernelseek, else ~/.local/share/kernelseek
+    (a relative XDG_DATA_HOME is ignored, as the XDG specification says)."""
+    data = os.environ.get("XDG_DATA_HOME", "")
+    return (Path(data) if os.path.isabs(data) else Path.home() / ".local" / "share") / "kernelseek"
 
 
-def load_stats(bank_dir: str | Path | None = None) -> dict[str, Any]:
-    path = stats_path(bank_dir)
+def stats_path(stats: str | Path | None = None) -> Path:
+    """The statistics file: `stats` itself when it names a .json file, `stats`/stats.json when it names a
+    folder, else the user's data directory's stats.json."""
+    if stats is None:
+        return user_data_dir() / STATS_FILE
+    stats = Path(stats).expanduser()
+    return stats if stats.suffix == ".json" else stats / STATS_FILE
+
+
+def load_stats(stats: str | Path | None = None) -> dict[str, Any]:
+    path = stats_path(stats)
     if not path.exists():
         return {"version": 1, "runs": {}}
     try:
@@ -287,10 +303,10 @@ def load_stats(bank_dir: str | Path | None = None) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def stats_lock(bank_dir: str | Path | None = None) -> Iterator[None]:
+def stats_lock(stats: str | Path | None = None) -> Iterator[None]:
     """An exclusive lock around read-modify-write of stats.json (runs may end at the same time): a
-    flock on the bank folder itself, so no lock file is left beside the data."""
-    folder = stats_path(bank_dir).parent
+    flock on its folder itself, so no lock file is left beside the data."""
+    folder = stats_path(stats).parent
     folder.mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
@@ -306,8 +322,8 @@ def stats_lock(bank_dir: str | Path | None = None) -> Iterator[None]:
         os.close(fd)
 
 
-def save_stats(data: dict[str, Any], bank_dir: str | Path | None = None) -> None:
-    atomic_write_text(stats_path(bank_dir), json.dumps(data, indent=1, sort_keys=True) + "\n")
+def save_stats(data: dict[str, Any], stats: str | Path | None = None) -> None:
+    atomic_write_text(stats_path(stats), json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def aggregate_stats(data: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -7,7 +7,9 @@
 2. Thompson sampling on "a gain of at least X within K evaluations" (see `outcomes.py`): each eligible
    question gets a Beta(1 + successes, 1 + failures) posterior, counting the outcomes recorded in
    `stats.json` from auto-mode runs and the ones learned from the human sessions it came from; one
-   draw per question, the highest draw is asked. Untried questions (Beta(1, 1)) keep being explored;
+   draw per question, the highest draw is asked. `stats.json` is the user's (`model.stats_path`):
+   a run records into it, keyed by its run UUID, only when it uses a real model or `--bank-stats`
+   names the file (`run_stats_file`); a scripted-model run without it neither reads nor records any. Untried questions (Beta(1, 1)) keep being explored;
    questions that preceded gains are exploited.
 3. Deterministic: the random generator is seeded from (seed, decision point, the ids asked so far), so
    the same run state always gets the same question, including after a resume.
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +32,7 @@ from kernelseek.bank.model import (
     load_stats,
     save_stats,
     stats_lock,
+    stats_path,
 )
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS, candidates, next_seq, score_question
 from kernelseek.trace import DECISION_POINTS, read_trace, trace_path
@@ -78,22 +82,50 @@ def choose(questions: list[Question], stats: dict[str, dict[str, Any]], decision
 
 
 def select_question(decision_point: str, asked: list[str], *, seed: int, bank_dir: Path | None = None,
-                    recent: int = DEFAULT_RECENT) -> dict[str, Any]:
-    """The question to ask now: {id, text, kind, fits, source}. Raises BankError (one sentence)."""
+                    recent: int = DEFAULT_RECENT, stats: str | Path | None = None,
+                    use_stats: bool = True) -> dict[str, Any]:
+    """The question to ask now: {id, text, kind, fits, source}. Raises BankError (one sentence).
+    `stats` is the statistics file (default: the user's); `use_stats=False` reads none."""
     questions = load_bank(bank_dir)
-    stats = aggregate_stats(load_stats(bank_dir))
-    question = choose(questions, stats, decision_point, list(asked), seed=seed, recent=recent)
+    recorded = aggregate_stats(load_stats(stats)) if use_stats else {}
+    question = choose(questions, recorded, decision_point, list(asked), seed=seed, recent=recent)
     return {"id": question.id, "text": question.text, "kind": question.kind, "fits": list(question.fits),
             "source": question.source}
 
 
+def run_stats_file(config: Any) -> Path | None:
+    """Where a run's outcome statistics go (and come from): its `bank_stats` path when given, else the
+    user's stats file; None for a scripted-model run that did not name one (it records nothing)."""
+    if getattr(config, "bank_stats", None):
+        return stats_path(config.bank_stats)
+    if str(getattr(config, "model", None) or "").startswith("scripted/"):
+        return None
+    return stats_path()
+
+
+def run_key(run_dir: str | Path, events: list[dict[str, Any]]) -> str:
+    """A run's identity for statistics and learning: the UUID in its run_start event or its config.json;
+    for a run made before runs had one, its recorded run id, else its folder name."""
+    for event in events:
+        if event["type"] == "run_start" and event.get("run_uuid"):
+            return str(event["run_uuid"])
+    config = Path(run_dir) / "config.json"
+    try:
+        uuid = json.loads(config.read_text()).get("run_uuid") if config.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        uuid = None
+    if uuid:
+        return str(uuid)
+    return next((str(e["run_id"]) for e in events if e["type"] == "run_start" and e.get("run_id")),
+                Path(run_dir).name)
+
+
 def run_outcomes(run_dir: str | Path, *, k: int = DEFAULT_K,
                  success: float = DEFAULT_SUCCESS) -> tuple[str, list[dict[str, Any]]]:
-    """(run id, the scored outcome of every bank question the run asked)."""
+    """(run key (its UUID), the scored outcome of every bank question the run asked)."""
     path = trace_path(run_dir)
     events = read_trace(path)
-    run_id = next((str(e["run_id"]) for e in events if e["type"] == "run_start" and e.get("run_id")),
-                  path.parent.name)
+    key = run_key(path.parent, events)
     cands = candidates(events)
     asks = [e["seq"] for e in events if e["type"] == "question"]
     outcomes = []
@@ -101,24 +133,36 @@ def run_outcomes(run_dir: str | Path, *, k: int = DEFAULT_K,
         if event["type"] == "question" and event.get("source") == "bank" and event.get("bank_id"):
             scored = score_question(cands, event["seq"], k=k, success=success, until=next_seq(asks, event["seq"]))
             outcomes.append({"id": str(event["bank_id"]), **scored.to_dict()})
-    return run_id, outcomes
+    return key, outcomes
 
 
-def record_run_outcomes(run_dir: Path, bank_dir: Path | None = None, *, k: int = DEFAULT_K,
-                        success: float = DEFAULT_SUCCESS) -> None:
-    """Score the bank questions a run asked and store them in `stats.json` under the run's id.
+def record_run_outcomes(run_dir: Path, stats: str | Path | None = None, *, k: int = DEFAULT_K,
+                        success: float = DEFAULT_SUCCESS) -> Path | None:
+    """Score the bank questions a run asked and store them in the statistics file under the run's UUID.
+    `stats` names the file (a .json path, or a folder holding stats.json); without it the run's own
+    configuration decides (`run_stats_file`). Returns the file recorded into, or None.
 
     Idempotent: the run's entry is replaced, never added to, so calling it again (after a crash and a
     resume, or after every evaluation to keep the statistics current) never counts a question twice.
     """
-    run_id, outcomes = run_outcomes(run_dir, k=k, success=success)
-    with stats_lock(bank_dir):
-        data = load_stats(bank_dir)
-        previous = data["runs"].get(run_id)
+    run_dir = Path(run_dir)
+    if stats is None:
+        from kernelseek.agent.configuration import Configuration
+
+        target = run_stats_file(Configuration.load(run_dir / "config.json"))
+        if target is None:
+            return None
+    else:
+        target = stats_path(stats)
+    key, outcomes = run_outcomes(run_dir, k=k, success=success)
+    with stats_lock(target):
+        data = load_stats(target)
+        previous = data["runs"].get(key)
         if not outcomes and previous is None:
-            return
+            return target
         if previous is not None and previous.get("outcomes") == outcomes:
-            return
-        data["runs"][run_id] = {"recorded": datetime.now(UTC).isoformat(timespec="seconds"),
-                                "outcomes": outcomes}
-        save_stats(data, bank_dir)
+            return target
+        data["runs"][key] = {"recorded": datetime.now(UTC).isoformat(timespec="seconds"),
+                             "run": trace_path(run_dir).parent.name, "outcomes": outcomes}
+        save_stats(data, target)
+    return target

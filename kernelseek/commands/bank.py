@@ -78,10 +78,14 @@ def learn_command(
         console.print(f"note: {note}")
 
 
-def _load(bank_dir: Path | None):
+BankStats = Annotated[Path | None, typer.Option("--bank-stats", help="The outcome statistics of auto-mode runs "
+                                                "(default: $XDG_DATA_HOME or ~/.local/share, kernelseek/stats.json).")]
+
+
+def _load(bank_dir: Path | None, stats: Path | None = None):
     questions = load_bank(bank_dir)
-    stats = aggregate_stats(load_stats(bank_dir))
-    return questions, stats
+    recorded = aggregate_stats(load_stats(stats))
+    return questions, recorded
 
 
 def list_command(
@@ -89,6 +93,7 @@ def list_command(
     fits: Annotated[str | None, typer.Option(help=f"Only questions for this decision point "
                                              f"({', '.join(DECISION_POINTS)}).")] = None,
     bank_dir: BankDir = None,
+    bank_stats: BankStats = None,
 ) -> None:
     """Print the bank with its statistics: learned from sessions, and recorded from auto-mode runs."""
     try:
@@ -96,7 +101,7 @@ def list_command(
             raise BankError(f"the kind '{kind}' is unknown; use one of {', '.join(QUESTION_KINDS)}.")
         if fits is not None and fits not in DECISION_POINTS:
             raise BankError(f"the decision point '{fits}' is unknown; use one of {', '.join(DECISION_POINTS)}.")
-        questions, stats = _load(bank_dir)
+        questions, stats = _load(bank_dir, bank_stats)
     except BankError as error:
         raise fail(str(error)) from None
     table = Table(title=f"question bank: {bank_dir or default_bank_dir()}", show_lines=False)
@@ -119,16 +124,17 @@ def list_command(
         shown += 1
     console.print(table)
     console.print(f"{shown} of {len(questions)} questions; 'asked' and 'wins' add the human sessions they were "
-                  "learned from to the auto-mode runs recorded in stats.json; 'gain' is the mean gain after.")
+                  "learned from to the auto-mode runs recorded in your stats.json; 'gain' is the mean gain after.")
 
 
 def show_command(
     question_id: Annotated[str, typer.Argument(metavar="ID", help="A question id (see `kernelseek bank list`).")],
     bank_dir: BankDir = None,
+    bank_stats: BankStats = None,
 ) -> None:
     """Print one question: its text, kind, decision points, provenance and outcome statistics."""
     try:
-        questions, stats = _load(bank_dir)
+        questions, stats = _load(bank_dir, bank_stats)
     except BankError as error:
         raise fail(str(error)) from None
     by_id = {q.id: q for q in questions}

@@ -167,6 +167,11 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                                                  "limit when the rules find none."),
         run_id: str = typer.Option(None, help="Name the run (default: the time and a random suffix)."),
         runs_dir: RunsDir = None,
+        bank_stats: Annotated[Path | None, typer.Option(help="The bank statistics file this run reads and records "
+                              "into (default: ~/.local/share/kernelseek/stats.json; a scripted model records "
+                              "only into one named here).")] = None,
+        context_tokens: int = typer.Option(None, help="The model's input window in tokens, where litellm does "
+                                           "not know it (the conversation is trimmed to fit)."),
     ) -> None:
         """Make a kernel faster: a worker edits it, the harness judges it, a questioner asks at decision points.
 
@@ -210,7 +215,9 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                 worker_command=worker_command, mode=mode, graph=graph, target=target, target_gain=target_gain, max_steps=max_steps,
                 max_dollars=max_dollars, max_tokens=max_tokens, max_wall_s=max_wall, max_evals=max_evals,
                 plateau_evals=plateau, failing_evals=failing, judge_start=judge_start, seed=seed,
-                limit_detector_model=limit_detector_model, model_kwargs=_model_args(model_arg or [])).validate()
+                limit_detector_model=limit_detector_model, context_tokens=context_tokens,
+                bank_stats=str(bank_stats.expanduser().resolve()) if bank_stats else None,
+                model_kwargs=_model_args(model_arg or [])).validate()
             if mode == "auto":
                 from kernelseek.bank import load_bank
 

@@ -26,6 +26,7 @@ is reported as one sentence naming the file and the field (`ExperimentConfigErro
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,8 @@ def _number(path: Path, name: str, value: Any, *, integer: bool = False, minimum
     kinds = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kinds):
         raise _fail(path, f"the field '{name}' must be {'a whole number' if integer else 'a number'}, not {value!r}.")
+    if not math.isfinite(value):
+        raise _fail(path, f"the field '{name}' must be a finite number, not {value!r}.")
     if minimum is not None and value < minimum:
         raise _fail(path, f"the field '{name}' must be at least {minimum:g}, not {value!r}.")
     if above is not None and value <= above:

@@ -67,7 +67,7 @@ def finished(run_dir: Path) -> bool:
 def prepare(experiment: Experiment, out: Path, *, create: bool = True) -> list[Job]:
     """The jobs of the experiment, creating the run folders that do not exist yet (unless `create` is False).
     A run folder made from a different configuration (the file was edited since) is an error naming the field."""
-    from kernelseek.agent.configuration import ConfigError, Configuration
+    from kernelseek.agent.configuration import IDENTITY_FIELDS, ConfigError, Configuration
     from kernelseek.agent.run_store import Run
 
     runs = out / "runs"
@@ -86,7 +86,7 @@ def prepare(experiment: Experiment, out: Path, *, create: bool = True) -> list[J
         folder = runs / experiment.run_id(graph, repeat)
         if (folder / "config.json").is_file():
             have = Configuration.load(folder / "config.json").to_dict()
-            differs = [k for k, v in wanted.to_dict().items() if have.get(k) != v]
+            differs = [k for k, v in wanted.to_dict().items() if k not in IDENTITY_FIELDS and have.get(k) != v]
             if differs:
                 field = differs[0]
                 raise ExperimentConfigError(
