@@ -2,7 +2,8 @@
 
 human: `interrupt()` with the decision point, the best so far, the last harness report and the worker's
        last words; the person's answer comes back through `Command(resume=text)`. "/stop" ends the run;
-       an empty answer lets the worker continue without a question.
+       an empty answer lets the worker continue without a question; a question longer than
+       MAX_MESSAGE_CHARS (500) is cut there.
 auto:  the bank's policy picks a question that fits the decision point (`kernelseek.bank.select_question`).
 none:  no question (the no-question baseline): the worker is only told to continue.
 """
@@ -15,6 +16,7 @@ from langgraph.types import interrupt
 
 from kernelseek.agent import prompts
 from kernelseek.agent.decision_points import detect
+from kernelseek.agent.inbox import cap
 from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
 from kernelseek.trace import read_trace
@@ -41,9 +43,10 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
         heard = _recorded(run, f"{step}:questioner:human")  # typed before a crash: not asked twice
         answer = heard["text"] if heard else interrupt(
             {"run_id": run.id, "step": step, "decision_point": kind, "detail": detail, **context})
-        text = str(answer or "").strip()
+        typed = str(answer or "").strip()
+        text, cut = cap(typed)  # a question is short: a longer text is cut (the prompt warned the person)
         run.trace.write("human_message", step=step, key=f"{step}:questioner:human", text=text,
-                        decision_point=kind, context=context)
+                        decision_point=kind, context=context, **({"truncated": len(typed)} if cut else {}))
         if text.lower() in STOP_WORDS:
             return {"end_reason": "stopped by the person at the prompt", "decision": {"kind": kind, "detail": detail},
                     "last_event": f"step {step}: {kind} — the person stopped the run"}

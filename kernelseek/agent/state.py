@@ -34,6 +34,8 @@ class State(TypedDict, total=False):
     last_event: str  # one line for the live view
     end_reason: str | None
     bank_note: str | None  # why the bank's statistics could not be updated, if they could not
+    inbox_seen: int  # lines of the run's inbox.jsonl already delivered to the worker (`kernelseek ask`)
+    cli_session: str | None  # the external CLI's own session id, once its JSON output named one
 
 
 def initial_state(run_dir: str) -> State:
@@ -41,4 +43,4 @@ def initial_state(run_dir: str) -> State:
                  words_since_question="", n_candidates=1, last_candidate=0, last_sha=None, best=None, start_speedup=None,
                  last_report="", evals=0, evals_since_gain=0, incorrect_streak=0, cost_usd=0.0, tokens=0,
                  unpriced_calls=0, elapsed_s=0.0, asked=[], last_question="", decision=None,
-                 last_event="started", end_reason=None, bank_note=None)
+                 last_event="started", end_reason=None, bank_note=None, inbox_seen=0, cli_session=None)

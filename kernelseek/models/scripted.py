@@ -9,9 +9,15 @@ The script (YAML or JSON) is a list of replies, or {"replies": [...]}; each repl
       - name: write_file
         arguments: {path: kernel.cpp, content: "..."}
 
-Reply i answers the request whose conversation already holds i assistant messages, so a request
-replayed after a crash gets the same reply (the position comes from the conversation, not from a
-counter in the process). Usage is estimated from the text (4 characters a token); the model has no
+    errors: [rate_limit, rate_limit]          # optional: the first attempts at this reply fail,
+                                              # one error per attempt, then it answers
+
+Reply i answers the request whose conversation already holds i assistant messages (counting the turns a
+trim note says were left out, `kernelseek.agent.trim`), so a request replayed after a crash gets the same
+reply (the position comes from the conversation, not from a counter in the process). `errors` simulates
+a flaky provider; each name raises litellm's exception for it: rate_limit (429), server_error (500),
+unavailable (503), timeout, connection (transient: retried), auth (401), bad_request (400) (permanent).
+Its attempts are counted in the process, so a run resumed in the same process gets the answer. Usage is estimated from the text (4 characters a token); the model has no
 price, so runs count it by tokens. Everything the model drives is real: only its words are fixed.
 """
 
@@ -22,7 +28,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelseek.agent.trim import dropped_turns
+
 PROVIDER = "scripted"
+ERRORS = {"rate_limit": "RateLimitError", "server_error": "InternalServerError", "unavailable": "ServiceUnavailableError",
+          "timeout": "Timeout", "connection": "APIConnectionError", "auth": "AuthenticationError",
+          "bad_request": "BadRequestError"}
+_ATTEMPTS: dict[tuple[str, int], int] = {}  # (script, reply index) -> failed attempts so far, in this process
 
 
 class ScriptError(ValueError):
@@ -42,10 +54,19 @@ def load_script(path: str | Path) -> list[dict[str, Any]]:
     if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
         raise ScriptError(f"{path}: a model script is a list of replies (each with content and/or tool_calls).")
     for number, reply in enumerate(replies):
+        errors = reply.get("errors") or []
+        if not isinstance(errors, list) or any(e not in ERRORS for e in errors):
+            raise ScriptError(f"{path}: reply {number}: 'errors' must be a list of {', '.join(ERRORS)}.")
         for call in reply.get("tool_calls") or []:
             if not isinstance(call, dict) or "name" not in call:
                 raise ScriptError(f"{path}: reply {number} has a tool call without a name.")
     return replies
+
+
+def _error(litellm_module, name: str, model: str) -> Exception:  # noqa: ANN001
+    cls = getattr(litellm_module, ERRORS[name])
+    message = f"scripted {name.replace('_', ' ')} (simulated provider error)"
+    return cls(message=message, llm_provider=PROVIDER, model=model)
 
 
 def _yaml(text: str) -> Any:
@@ -62,11 +83,16 @@ def _handler_class(litellm_module):  # noqa: ANN001, ANN202
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # noqa: ANN201
             model_response = kwargs.get("model_response") or args[3]
             replies = load_script(model)
-            index = sum(1 for m in messages if m.get("role") == "assistant")
+            index = sum(1 for m in messages if m.get("role") == "assistant") + dropped_turns(messages)
             if index >= len(replies):
                 raise ScriptError(f"{model}: the model script has {len(replies)} replies and request "
                                   f"{index + 1} asked for another; add replies or lower the step budget.")
             reply = replies[index]
+            failures = reply.get("errors") or []
+            attempt = _ATTEMPTS.get((model, index), 0)
+            if attempt < len(failures):
+                _ATTEMPTS[(model, index)] = attempt + 1
+                raise _error(litellm_module, str(failures[attempt]), model)
             calls = [ChatCompletionMessageToolCall(
                 id=f"call_{index}_{i}", type="function",
                 function=Function(name=c["name"], arguments=json.dumps(c.get("arguments") or {})))
