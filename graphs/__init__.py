@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from kernelseek.agent import budgets
+from kernelseek.agent import budgets, sandbox
 from kernelseek.agent import questioner as questioner_node
 from kernelseek.agent.cli_worker import cli_step
 from kernelseek.agent.configuration import Configuration
@@ -76,7 +76,8 @@ def build_graph(*, questioner: bool = True, extra_tools: Sequence[Tool] = (), ch
         run.trace.write("run_start", step=0, key="run_start", task=cfg.task, kernel=cfg.kernel, arch=cfg.arch,
                         mode=cfg.mode if questioner else "none", graph=name,
                         worker=cfg.model or cfg.worker_command, target=cfg.target,
-                        target_gain=cfg.target_gain, budgets=cfg.budgets(), run_uuid=cfg.run_uuid)
+                        target_gain=cfg.target_gain, budgets=cfg.budgets(), run_uuid=cfg.run_uuid,
+                        sandbox=None if cfg.worker_command else sandbox.describe(cfg.unconfined))
         began = time.monotonic()
         if cfg.judge_start and state.get("best") is None and not state.get("last_sha"):
             state = {**state, **evaluate(state, run, start=True)}

@@ -13,10 +13,12 @@ it, the analysis reads it. Every event carries:
 and the fields its type requires (further fields are allowed):
 
     run_start       task, kernel, arch, mode ("human" | "auto" | "none"), graph, worker, target, budgets
-                    (optional: target_gain, run_id,
+                    (optional: target_gain, run_id, sandbox: what confines the worker's shell,
                     run_uuid: the run's unique id, the key of its bank statistics and of bank learning)
     model_call      model, prompt_tokens, completion_tokens, cost_usd (float or null when the model
                     has no price), content (the reply text), tool_calls (list of {name, arguments})
+    tool_start      name, arguments (dict): written before a tool runs, keyed "<its tool_call's key>:start"; a
+                    start without its tool_call means the call crashed the run (it is not run again)
     tool_call       name, arguments (dict), result (str, capped), ok (bool); an external coding CLI's
                     turn is a tool_call named "worker_command" with arguments {command, prompt_file}
     evaluation      candidate (id), parent (id of the candidate it was edited from, or null), path
@@ -62,6 +64,7 @@ QUESTION_KINDS = ("layer_shift", "reject_limit", "inform", "other")
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "run_start": ("task", "kernel", "arch", "mode", "graph", "worker", "target", "budgets"),
     "model_call": ("model", "prompt_tokens", "completion_tokens", "cost_usd", "content", "tool_calls"),
+    "tool_start": ("name", "arguments"),
     "tool_call": ("name", "arguments", "result", "ok"),
     "evaluation": ("candidate", "parent", "path", "sha256", "judgement", "correct", "speedup",
                    "reason", "best", "report"),

@@ -30,3 +30,11 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 
     if not os.environ.get("KERNELSEEK_CACHE"):
         monkeypatch.setenv("KERNELSEEK_CACHE", str(tmp_path_factory.getbasetemp() / "ks-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _user_data_in_tmp(tmp_path, monkeypatch):
+    """Runs (and anything else kept in the user's data directory) go to the test's tmp folder, never the
+    repository or the real ~/.local/share."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.delenv("KERNELSEEK_RUNS", raising=False)

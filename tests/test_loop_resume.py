@@ -54,8 +54,11 @@ def test_kill_9_then_resume(tmp_path):
     assert [(e["candidate"], e["judgement"], e["correct"], e["best"]) for e in evaluation] == \
         [(1, "quick", True, False), (1, "full", True, True)]
     assert [e["type"] for e in after].count("run_end") == 1
-    # step 1 had completed before the kill and was not run again; step 2 was cut off and ran again
-    assert (run / "workspace" / "log.txt").read_text().split() == ["step1", "step2", "step2"]
+    # step 1 had completed before the kill and was not run again; step 2 was cut off inside its shell call,
+    # which the replayed step answered instead of running it again (the call may be what killed the run)
+    assert (run / "workspace" / "log.txt").read_text().split() == ["step1", "step2"]
+    step2, = (e for e in after if e["type"] == "tool_call" and e["step"] == 2)
+    assert "this call crashed the run" in step2["result"] and not step2["ok"]
 
     again = run_cli(["resume", "killed", "--runs-dir", str(runs)])
     assert again.returncode == 0 and "already ended" in again.stdout

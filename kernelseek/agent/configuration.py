@@ -43,6 +43,7 @@ class Configuration:
     output_cap: int = 10_000  # characters of tool output the worker sees
     worker_timeout_s: float = 3600.0  # one external-CLI turn
     limit_detector_model: str | None = None  # optional model-based claimed-limit detector
+    unconfined: bool = False  # the worker's shell runs without the sandbox (where bubblewrap is missing)
     model_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to litellm.completion
     bank_stats: str | None = None  # the bank statistics file (default: the user's; scripted runs: none)
     model_retries: int = 6  # transient provider errors (rate limits, 5xx, timeouts) retried with backoff

@@ -1,7 +1,8 @@
-"""A run's folder, `runs/<id>/`:
+"""A run's folder, `<runs>/<id>/`, where <runs> is --runs-dir, else $KERNELSEEK_RUNS, else the user's data
+directory ($XDG_DATA_HOME or ~/.local/share, then kernelseek/runs): never the repository by default.
 
-    config.json          the Configuration
-    checkpoints.sqlite   LangGraph's SqliteSaver checkpoints (thread id = run id)
+    config.json          the Configuration, and the run's LangGraph thread id (kept when the folder is copied)
+    checkpoints.sqlite   LangGraph's SqliteSaver checkpoints
     trace.jsonl          the append-only trace (schema: kernelseek/trace.py)
     workspace/           where the worker works: the candidate kernel file (and the task's header)
     candidates/<n>.<ext> every candidate the harness judged (0 = the starting kernel), with
@@ -14,7 +15,9 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import re
 import secrets
 import shutil
 import sqlite3
@@ -30,8 +33,22 @@ from kernelseek.trace import TraceWriter
 _OPEN: dict[str, Run] = {}
 
 
+RUN_ID = re.compile(r"[A-Za-z0-9._-]+")
+
+
 def default_runs_dir() -> Path:
-    return Path(os.environ.get("KERNELSEEK_RUNS", "runs"))
+    if os.environ.get("KERNELSEEK_RUNS"):
+        return Path(os.environ["KERNELSEEK_RUNS"])
+    data = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(data) if os.path.isabs(data) else Path.home() / ".local" / "share"  # relative ones are ignored
+    return base / "kernelseek" / "runs"
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID.fullmatch(run_id) or set(run_id) == {"."} or len(run_id) > 128:
+        raise ConfigError(f"--run-id {run_id!r}: a run id is 1-128 letters, digits, '.', '_' or '-' (not only dots), "
+                          "e.g. rmsnorm-try1.")
+    return run_id
 
 
 class Run:
@@ -39,18 +56,26 @@ class Run:
         self.dir = folder.resolve()
         self.id = self.dir.name
         self.config = Configuration.load(self.dir / "config.json")
+        try:
+            self.thread_id = str(json.loads((self.dir / "config.json").read_text()).get("thread_id") or self.id)
+        except (OSError, ValueError, AttributeError):
+            self.thread_id = self.id  # a run made before thread ids were stored
 
     # --- opening ---------------------------------------------------------------------------------
     @classmethod
     def create(cls, config: Configuration, runs_dir: Path | None = None, run_id: str | None = None) -> Run:
         runs_dir = Path(runs_dir or default_runs_dir())
-        run_id = run_id or time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+        run_id = check_run_id(run_id) if run_id else time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
         folder = runs_dir / run_id
-        if folder.exists():
-            raise ConfigError(f"{folder}: a run with this id exists; resume it with `kernelseek resume {run_id}`.")
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir()  # one atomic step: of two runs made with the same id, one gets this error
+        except FileExistsError:
+            raise ConfigError(f"{folder}: a run with this id exists; resume it with `kernelseek resume {run_id}`.") \
+                from None
         for sub in ("workspace", "candidates", "best", "prompts"):
-            (folder / sub).mkdir(parents=True)
-        config.save(folder / "config.json")
+            (folder / sub).mkdir()
+        (folder / "config.json").write_text(json.dumps({**config.to_dict(), "thread_id": run_id}, indent=1))
         run = cls(folder)
         shutil.copyfile(config.kernel, run.candidate_file)
         shutil.copyfile(config.kernel, run.candidate_path(0))
@@ -65,7 +90,7 @@ class Run:
         """A run by folder or by id under the runs folder."""
         folder = Path(ref)
         if not (folder / "config.json").is_file():
-            folder = Path(runs_dir or default_runs_dir()) / str(ref)
+            folder = Path(runs_dir or default_runs_dir()) / check_run_id(str(ref))
         if not (folder / "config.json").is_file():
             raise ConfigError(f"{ref}: no such run; pass a run id under {runs_dir or default_runs_dir()}/ "
                               "(see --runs-dir) or a run folder.")
@@ -109,7 +134,17 @@ class Run:
     def checkpointer(self):  # noqa: ANN201 - SqliteSaver
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        return SqliteSaver(sqlite3.connect(self.dir / "checkpoints.sqlite", check_same_thread=False))
+        path = self.dir / "checkpoints.sqlite"
+        connection = sqlite3.connect(path, check_same_thread=False)
+        try:
+            problem = connection.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as error:
+            problem = str(error)
+        if problem != "ok":
+            connection.close()
+            raise ConfigError(f"{path}: the checkpoint database is corrupted ({problem}); restore it from a copy, or "
+                              "start a new run (the trace and the candidates are intact).")
+        return SqliteSaver(connection)
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -127,4 +162,4 @@ class Run:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def thread(self) -> dict:
-        return {"configurable": {"thread_id": self.id}, "recursion_limit": 100_000}
+        return {"configurable": {"thread_id": self.thread_id}, "recursion_limit": 100_000}

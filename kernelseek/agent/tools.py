@@ -7,25 +7,16 @@ to `build_graph(extra_tools=[...])`.
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import subprocess
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|_PAT$|DSN", re.IGNORECASE)
-SECRET_PREFIXES = ("OPENAI", "ANTHROPIC", "AZURE", "AWS", "GOOGLE", "GEMINI", "VERTEX", "COHERE", "MISTRAL",
-                   "GROQ", "TOGETHER", "HF_", "HUGGING", "REPLICATE", "DEEPSEEK", "XAI", "OPENROUTER", "LITELLM",
-                   "LANGCHAIN", "LANGSMITH", "GITHUB", "GH_", "GITLAB", "NPM_", "PYPI", "TWINE", "SSH_")
+from kernelseek.agent import sandbox, shell
 
-
-def safe_env() -> dict[str, str]:
-    """The environment without API keys, tokens and other secrets."""
-    return {k: v for k, v in os.environ.items()
-            if not SECRET_NAME.search(k) and not k.upper().startswith(SECRET_PREFIXES)}
+MAX_READ_BYTES = 1 << 20  # read_file reads at most this much (1 MiB); edit_file refuses larger files
+CRASHED = "this call crashed the run; it was not run again"
 
 
 def cap(text: str, limit: int) -> str:
@@ -42,11 +33,18 @@ class ToolContext:
     timeout_s: float = 300.0
     output_cap: int = 10_000
     run: Any = None  # the Run (its config, task, folders), for tools that need more than the workspace
+    unconfined: bool | None = None  # None: as the run's configuration says (confined without a run)
+
+    def __post_init__(self) -> None:
+        if self.unconfined is None:
+            self.unconfined = bool(getattr(getattr(self.run, "config", None), "unconfined", False))
 
     def path(self, name: str, *, write: bool = False) -> Path:
-        path = (self.workspace / name).resolve()
-        if write and not path.is_relative_to(self.workspace.resolve()):
-            raise ToolError(f"{name} is outside the workspace; write only inside it")
+        """`name` resolved (symlinks included) inside the workspace; anything else is refused."""
+        root = Path(self.workspace).resolve()
+        path = (root / name).resolve()
+        if not path.is_relative_to(root):
+            raise ToolError(f"{name} is outside the workspace; {'write' if write else 'read'} only inside it")
         return path
 
 
@@ -75,34 +73,65 @@ class Tool:
             return f"error: {type(error).__name__}: {error}", False
 
 
+def call_once(tool: Tool, arguments: dict[str, Any], ctx: ToolContext, *, trace: Any, step: int,
+              key: str) -> tuple[str, bool]:
+    """Run a tool call whose end is traced under `key`, marking its start first: a call that started and never
+    ended crashed the run, and a step replayed after that crash answers it instead of running it again."""
+    start = f"{key}:start"
+    if trace.has(start) and not trace.has(key):
+        return f"error: {CRASHED}", False
+    trace.write("tool_start", step=step, key=start, name=tool.name, arguments=arguments)
+    return tool.call(arguments, ctx)
+
+
 def _object(**properties: str) -> dict[str, Any]:
     return {"type": "object", "properties": {k: {"type": "string", "description": v} for k, v in properties.items()},
             "required": list(properties)}
 
 
 def run_shell(arguments: dict[str, Any], ctx: ToolContext) -> str:
-    command = arguments["command"]
-    proc = subprocess.Popen(command, shell=True, cwd=ctx.workspace, env=safe_env(), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                            start_new_session=True)
-    try:
-        output, _ = proc.communicate(timeout=ctx.timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        return f"{output}\n[the command ran past {ctx.timeout_s:g} s and was killed]"
-    except BaseException:  # Ctrl-C: the command is in its own session, so end it here
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    return f"{output}\n[exit status {proc.returncode}]" if proc.returncode else output or "[no output]"
+    command, workspace = arguments["command"], Path(ctx.workspace).resolve()
+    if not isinstance(command, str):
+        raise ToolError("the command must be a string")
+    if ctx.unconfined:
+        argv = ["/bin/bash" if Path("/bin/bash").exists() else "/bin/sh", "-c", command]
+    else:
+        problem = sandbox.unavailable()
+        if problem:
+            raise ToolError(problem)
+        argv = sandbox.argv(sandbox.find_bwrap() or "bwrap", workspace, command)
+    # room for the cut marker and the status line within the output cap
+    keep = ctx.output_cap * 2 // 5
+    outcome = shell.run(argv, cwd=str(workspace), env=sandbox.environment(workspace, confined=not ctx.unconfined),
+                        timeout_s=ctx.timeout_s, keep=keep)
+    if outcome.timed_out:
+        return f"{outcome.output}\n[the command ran past {ctx.timeout_s:g} s and was killed]"
+    if outcome.status:
+        return f"{outcome.output}\n[exit status {outcome.status}]"
+    return outcome.output or "[no output]"
+
+
+def _regular(path: Path, name: str) -> None:
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise ToolError(f"{name} is not a regular file; the file tools read and write regular files only")
 
 
 def read_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
-    return ctx.path(arguments["path"]).read_text(errors="replace")
+    path = ctx.path(arguments["path"])
+    _regular(path, arguments["path"])
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_READ_BYTES + 1)
+    text = data[:MAX_READ_BYTES].decode(errors="replace")
+    if len(data) > MAX_READ_BYTES:
+        text += f"\n[only the first {MAX_READ_BYTES} bytes were read; use the shell (head, sed -n) for the rest]"
+    return text
 
 
 def write_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
     path = ctx.path(arguments["path"], write=True)
+    if path.exists():
+        _regular(path, arguments["path"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(arguments["content"])
     return f"wrote {len(arguments['content'])} characters to {arguments['path']}"
@@ -110,6 +139,9 @@ def write_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
 
 def edit_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
     path = ctx.path(arguments["path"], write=True)
+    _regular(path, arguments["path"])
+    if path.stat().st_size > MAX_READ_BYTES:
+        raise ToolError(f"{arguments['path']} is over {MAX_READ_BYTES} bytes; edit it with the shell")
     text = path.read_text()
     old, new = arguments["old"], arguments["new"]
     count = text.count(old)
@@ -119,7 +151,8 @@ def edit_file(arguments: dict[str, Any], ctx: ToolContext) -> str:
     return f"edited {arguments['path']}"
 
 
-SHELL = Tool("shell", "Run a bash command in the workspace (time-limited; long output is cut in the middle).",
+SHELL = Tool("shell", "Run a bash command in the workspace, in a sandbox: the system read-only, no network, "
+             "nothing outside the workspace (time-limited; long output is cut in the middle).",
              _object(command="the command"), run_shell)
 READ = Tool("read_file", "Read a file (path relative to the workspace).", _object(path="the file"), read_file)
 WRITE = Tool("write_file", "Write a whole file in the workspace.", _object(path="the file", content="its new text"),

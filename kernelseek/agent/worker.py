@@ -15,7 +15,7 @@ from typing import Any
 from kernelseek.agent import prompts
 from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
-from kernelseek.agent.tools import Tool, ToolContext
+from kernelseek.agent.tools import Tool, ToolContext, call_once
 
 
 class WorkerError(RuntimeError):
@@ -67,7 +67,8 @@ def model_step(state: State, run: Run, tools: list[Tool]) -> dict[str, Any]:
         elif not isinstance(arguments, dict):
             result, ok = f"error: the arguments are not a JSON object: {call['arguments'][:200]}", False
         else:
-            result, ok = by_name[call["name"]].call(arguments, ctx)
+            result, ok = call_once(by_name[call["name"]], arguments, ctx, trace=run.trace, step=step,
+                                   key=f"{step}:worker:tool:{i}")
         run.trace.write("tool_call", step=step, key=f"{step}:worker:tool:{i}", name=call["name"],
                         arguments=arguments if isinstance(arguments, dict) else {"raw": call["arguments"]},
                         result=result[:4000], ok=ok)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -29,15 +28,17 @@ def fail(message: str) -> typer.Exit:
 
 
 def resolve_run(run: str) -> Path:
-    """A run folder, a trace file, or a run id under $KERNELSEEK_RUNS (default runs/)."""
+    """A run folder, a trace file, or a run id under the runs folder (kernelseek.agent.run_store)."""
+    from kernelseek.agent.run_store import default_runs_dir
+
     path = Path(run)
     if path.exists():
         return path
-    under = Path(os.environ.get("KERNELSEEK_RUNS", "runs")) / run
+    under = default_runs_dir() / run
     if under.exists():
         return under
     raise TraceError(f"{run}: no such run folder, trace file or run id under {under.parent}/; "
-                     "pass runs/<id> or a trace.jsonl.")
+                     "pass a run folder or a trace.jsonl.")
 
 
 def learn_command(

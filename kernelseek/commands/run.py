@@ -14,7 +14,8 @@ from rich.panel import Panel
 from rich.table import Table
 
 console = Console()
-RunsDir = Annotated[Path | None, typer.Option(help="Where runs live (default: $KERNELSEEK_RUNS or ./runs).")]
+RunsDir = Annotated[Path | None, typer.Option(help="Where runs live (default: $KERNELSEEK_RUNS, else "
+                                              "$XDG_DATA_HOME/kernelseek/runs or ~/.local/share/kernelseek/runs).")]
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -117,6 +118,20 @@ def _execute(run: Any, payload: Any) -> None:
     _finish(run, values)
 
 
+def _check_sandbox(config: Any) -> None:
+    """Refuse a run whose worker could not be confined, unless --unconfined says so; say which it is."""
+    from kernelseek.agent import sandbox
+    from kernelseek.agent.configuration import ConfigError
+
+    if config.worker_command:  # an external coding CLI keeps its own environment and confinement
+        return
+    problem = None if config.unconfined else sandbox.unavailable()
+    if problem:
+        raise ConfigError(problem)
+    style = "[yellow]warning:[/] " if config.unconfined else ""
+    console.print(f"{style}worker's shell sandbox: {escape(sandbox.describe(config.unconfined))}")
+
+
 def _model_args(pairs: list[str]) -> dict[str, Any]:
     from kernelseek.agent.configuration import ConfigError
 
@@ -172,6 +187,8 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                               "only into one named here).")] = None,
         context_tokens: int = typer.Option(None, help="The model's input window in tokens, where litellm does "
                                            "not know it (the conversation is trimmed to fit)."),
+        unconfined: bool = typer.Option(False, "--unconfined", help="Run the worker's shell without the sandbox, "
+                                        "with your full rights (only where bubblewrap is missing)."),
     ) -> None:
         """Make a kernel faster: a worker edits it, the harness judges it, a questioner asks at decision points.
 
@@ -215,9 +232,10 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                 worker_command=worker_command, mode=mode, graph=graph, target=target, target_gain=target_gain, max_steps=max_steps,
                 max_dollars=max_dollars, max_tokens=max_tokens, max_wall_s=max_wall, max_evals=max_evals,
                 plateau_evals=plateau, failing_evals=failing, judge_start=judge_start, seed=seed,
-                limit_detector_model=limit_detector_model, context_tokens=context_tokens,
+                limit_detector_model=limit_detector_model, unconfined=unconfined, context_tokens=context_tokens,
                 bank_stats=str(bank_stats.expanduser().resolve()) if bank_stats else None,
                 model_kwargs=_model_args(model_arg or [])).validate()
+            _check_sandbox(config)
             if mode == "auto":
                 from kernelseek.bank import load_bank
 
@@ -247,7 +265,11 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             fail(str(error))
         from graphs import load_graph
 
-        snapshot = load_graph(run.config.graph, checkpointer=run.checkpointer()).get_state(run.thread())
+        try:
+            _check_sandbox(run.config)
+            snapshot = load_graph(run.config.graph, checkpointer=run.checkpointer()).get_state(run.thread())
+        except ConfigError as error:
+            fail(str(error))
         if not snapshot.values:
             fail(f"run {run.id} has no checkpoint yet; start a new run instead.")
         if not snapshot.next:
@@ -299,7 +321,8 @@ def describe(e: dict[str, Any]) -> str:
         goals = ([f"target {e['target']:g}x"] if e.get("target") else []) + \
             ([f"target gain {e['target_gain']:g}x"] if e.get("target_gain") else [])
         return escape(f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, "
-                      f"worker {e['worker']}, " + (" or ".join(goals) or "no target"))
+                      f"worker {e['worker']}" + (f" (shell sandbox: {str(e['sandbox']).split(':')[0]})"
+                                                 if e.get("sandbox") else "") + ", " + (" or ".join(goals) or "no target"))
     if t == "model_call":
         calls = ", ".join(c["name"] for c in e["tool_calls"]) or "no tool call"
         cost = f"${e['cost_usd']:.4f}" if e["cost_usd"] is not None else "unpriced"
