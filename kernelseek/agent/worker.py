@@ -4,6 +4,11 @@ Plain message dicts; the model answers with text and tool calls; each tool runs 
 its result goes back as a tool message. `evaluate` ends the turn (the harness node answers it); a
 reply without tool calls means the worker thinks it is done. Limits are checked in one place
 (`budgets.exhausted`, by the graph's routers), not here.
+
+Before each call: messages queued with `kernelseek ask` are delivered (`inbox`), and a conversation that
+outgrew the model's window is trimmed (`trim`, recorded as a `trim` trace event). The call itself is
+retried on transient provider errors (`retry`, each retry a `model_retry` event); a permanent error, or
+one that outlasts the retries, ends the run with one sentence, and `kernelseek resume` continues it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import json
 import os
 from typing import Any
 
-from kernelseek.agent import prompts
+from kernelseek.agent import inbox, prompts, retry, trim
 from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
 from kernelseek.agent.tools import Tool, ToolContext, call_once
@@ -37,6 +42,11 @@ def model_step(state: State, run: Run, tools: list[Tool]) -> dict[str, Any]:
 
     cfg, step = run.config, state["step"] + 1
     messages = list(state.get("messages") or []) or first_messages(run, state)
+    delivered = inbox.deliver(state, run, step, messages)
+    messages, trimmed = trim.fit(messages, state, model=cfg.model, limit=trim.window(cfg.model, cfg.context_tokens),
+                                 target=prompts.describe_target(cfg))
+    if trimmed:
+        run.trace.write("trim", step=step, key=f"{step}:worker:trim", **trimmed)
     by_name = {t.name: t for t in tools}
     reply = _reply(run, step, lambda: completion(model=cfg.model, messages=messages,
                                                  tools=[t.schema() for t in tools], **cfg.model_kwargs))
@@ -76,6 +86,7 @@ def model_step(state: State, run: Run, tools: list[Tool]) -> dict[str, Any]:
 
     words = content.strip()
     return {
+        **delivered,
         "step": step, "messages": messages, "pending_eval": pending, "worker_stopped": not calls,
         "worker_words": words or state.get("worker_words", ""),
         "words_since_question": (state.get("words_since_question", "") + "\n" + words)[-6000:],
@@ -97,11 +108,18 @@ def _reply(run: Run, step: int, call: Any) -> dict[str, Any]:
             return json.loads(path.read_text())
         except json.JSONDecodeError:
             pass  # cut off while being written: ask again
+    def retried(attempt: int, error: BaseException, wait: float) -> None:
+        run.trace.write("model_retry", step=step, key=f"{step}:worker:retry:{attempt}", attempt=attempt,
+                        error=retry.describe(error), wait_s=round(wait, 3))
+
+    retries = run.config.model_retries
     try:
-        response = call()
+        response = retry.call_with_retries(call, retries=retries, on_retry=retried)
     except Exception as error:  # noqa: BLE001 - any provider failure: one sentence, the run stays resumable
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise WorkerError(f"the model call to {run.config.model} failed: {first}") from None
+        if retry.transient(error):
+            raise WorkerError(f"the model call to {run.config.model} failed {retries + 1} times in a row, the last "
+                              f"time with: {retry.describe(error)}") from None
+        raise WorkerError(f"the model call to {run.config.model} failed: {retry.describe(error)}") from None
     message = response.choices[0].message
     usage = getattr(response, "usage", None)
     reply = {"content": message.content or "",

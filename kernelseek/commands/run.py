@@ -72,6 +72,8 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
 
 
 def _ask_person(run: Any, context: dict[str, Any]) -> str:
+    from kernelseek.trace import MAX_MESSAGE_CHARS
+
     console.print(Panel(Group(
         f"[bold]decision point:[/] {context['decision_point']} — {escape(context['detail'])}",
         f"[bold]best so far:[/] {escape(context['best'])}",
@@ -83,6 +85,9 @@ def _ask_person(run: Any, context: dict[str, Any]) -> str:
         answer = console.input("[bold]question>[/] ")
         if not console.is_terminal:
             console.print()
+        if len(answer.strip()) > MAX_MESSAGE_CHARS:
+            console.print(f"[yellow]warning:[/] the question has {len(answer.strip())} characters; only the first "
+                          f"{MAX_MESSAGE_CHARS} are asked (a question is short).")
         return answer
     except EOFError:
         fail(f"no answer came on stdin; the run waits at its question — `kernelseek resume {run.id}` to answer it.", 3)
