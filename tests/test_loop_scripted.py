@@ -45,7 +45,10 @@ def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     assert [e["judgement"] for e in start] == ["quick", "full"] and start[-1]["best"]
     assert [e["judgement"] for e in wrong] == ["quick"] and not wrong[0]["correct"] and not wrong[0]["best"]
     assert "error" in wrong[0]["reason"]
-    assert [e["judgement"] for e in slower] == ["quick"] and slower[0]["correct"] and not slower[0]["best"]
+    # the slower one is fully judged only if its quick reading is within the measured noise of the start's
+    # (kernelseek.agent.gate): on a quiet machine it is not; either way it never becomes the best
+    assert [e["judgement"] for e in slower][:1] == ["quick"] and slower[0]["correct"]
+    assert not any(e["best"] for e in slower)
     assert slower[0]["speedup"] < start[0]["speedup"]
     assert [e["judgement"] for e in faster] == ["quick", "full"] and faster[1]["correct"] and faster[1]["best"]
     assert faster[1]["speedup"] >= 2 * start[1]["speedup"]
@@ -98,17 +101,17 @@ def assert_holdout_kept_from_the_worker(run, evaluations):
     """Every full judgement drew a hold-out with a fresh seed, recorded outside the workspace; the
     worker saw its count, correctness and geomean, never its seed or its shapes."""
     fulls = [e for e in evaluations if e["judgement"] == "full"]
-    assert len(fulls) == 2 and all(e["holdout"]["n"] == 3 and e["holdout"]["correct"] == 3 for e in fulls)
+    assert len(fulls) in (2, 3) and all(e["holdout"]["n"] == 3 and e["holdout"]["correct"] == 3 for e in fulls)
     assert not any("holdout" in e for e in evaluations if e["judgement"] == "quick")
     seeds = [e["holdout"]["seed"] for e in fulls]
-    assert len(set(seeds)) == 2  # fresh for each full judgement
+    assert len(set(seeds)) == len(fulls)  # fresh for each full judgement
     names = []
     for e in fulls:
         report = json.loads((run / e["report"]).read_text())
         assert report["holdout"]["seed"] == e["holdout"]["seed"] and report["speedup"] == e["speedup"]
         assert report["holdout"]["speedup"] == e["holdout"]["speedup"] > 0
         names += [s["scenario"] for s in report["scenarios"] if s.get("holdout")]
-    assert len(names) == 6
+    assert len(names) == 3 * len(fulls)
     seen = worker_visible_text(run)
     assert "hold-out (3 unseen scenarios, drawn fresh): 3/3 correct" in seen
     for seed in seeds:
