@@ -1,21 +1,32 @@
 // KernelSeek: FlashAttention forward for Hopper (sm_90a), single file, CUDA toolkit headers only.
 //
-// Main path: one CTA per (128 query rows, head, batch), three warpgroups:
+// Main path: persistent or one-per-tile CTAs of three warpgroups over (128 query rows, head, batch):
 //   WG0  producer: one thread issues TMA (cp.async.bulk.tensor) loads of Q, K, V into 128B-swizzled
 //        shared memory, completing on mbarriers; K and V each have their own full/empty barriers.
 //   WG1, WG2  consumers, 64 query rows each: S = Q K^T with wgmma (both operands from shared
-//        memory), online softmax in registers, O += P V with wgmma (P from registers, V N-major
-//        from shared memory). The next block's Q K^T is issued before this block's P V, so the
-//        tensor cores work while the softmax runs (intra-warpgroup overlap).
+//        memory), mask, online softmax in registers, O += P V with wgmma (P from registers, V
+//        N-major from shared memory). The next block's Q K^T is issued before this block's P V
+//        (intra-warpgroup overlap), and the two consumers take turns issuing (pingpong), so one's
+//        softmax overlaps the other's matrix work.
 //   setmaxnreg moves registers from the producer to the consumers.
 // head_dim 96 and 192 use shared-memory tiles padded to 128 / 192 columns (TMA zero-fills the
 // columns past head_dim); the matrix products use exactly head_dim (k-steps of 16, n = head_dim).
 // Varlen uses the same TMA path: the last tile of a sequence is shifted back so a box never reads
 // past the sequence's end (and never past the tensor); the shifted-in rows are masked.
+// Split-KV (decode-like shapes): fp32 partials in a workspace allocated once, then a combine kernel.
 // Fallback path (same file): a plain CUDA kernel, one warp per query row, for what TMA cannot take
 // (misaligned pointers or strides, varlen with fewer total rows than one tile, seqlen_k == 0).
 //
-// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -shared -Xcompiler -fPIC -Xptxas -v
+// Layout of this file:
+//   1. generated wgmma wrappers (output of kernels/hopper/gen_wgmma.py; do not edit by hand)
+//   2. hardware constants, named barriers, return codes
+//   3. PTX helpers
+//   4. tile configuration per head dim, kernel parameters
+//   5. device stages: tile scheduler, producer, QK, mask, online softmax, PV, epilogue
+//   6. kernels: main, split-KV combine, fallback
+//   7. host: launch decisions, launch, the one head-dim switch, the C entry point
+//
+// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -shared -Xcompiler -fPIC -Xptxas -v
 // The library links the CUDA runtime only; cuTensorMapEncodeTiled comes through
 // cudaGetDriverEntryPointByVersion.
 #include <cuda.h>
@@ -26,102 +37,10 @@
 
 namespace ks {
 
-// ------------------------------------------------------------------------------------------------
-// PTX helpers
-// ------------------------------------------------------------------------------------------------
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, uint32_t bar,
-                                            int c0, int c1, int c2, int c3) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-      : "memory");
-}
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void wg_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-template <int N>
-__device__ __forceinline__ void fence_regs(float* r) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
-template <int N>
-__device__ __forceinline__ void fence_regs(uint32_t* r) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
-}
-__device__ __forceinline__ void named_sync(int id, int n) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-__device__ __forceinline__ void named_arrive(int id, int n) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ float rcp_approx(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-// tanh(x) = 1 - 2 / (e^{2x} + 1): accurate to ~1e-7 absolute (ex2/rcp approx are ~2^-22 relative).
-__device__ __forceinline__ float tanh_acc(float x) {
-  return 1.f - 2.f * rcp_approx(ex2(x * 2.8853900817779268f) + 1.f);
-}
-// One MUFU op instead of tanh_acc's two plus the FMAs around them: softcap is exp-unit bound.
-// PTX: max relative error 2^-10.987; the harness bounds the error at twice FA3's.
-__device__ __forceinline__ float tanh_fast(float x) {
-  float y;
-  asm("tanh.approx.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-
-// Shared-memory matrix descriptor, 128-byte swizzle.
-__device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-  uint64_t d = 0;
-  d |= static_cast<uint64_t>((saddr & 0x3FFFF) >> 4);
-  d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
-  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
-  d |= static_cast<uint64_t>(1) << 62;
-  return d;
-}
-
+// ================================================================================================
+// 1. Generated wgmma wrappers: Wgmma<N>::ss (A, B from shared memory) and ::rs (A from registers).
+//    Regenerate with `python kernels/hopper/gen_wgmma.py` and paste between the markers.
+// ================================================================================================
 // ---- GEN BEGIN (kernels/hopper/gen_wgmma.py) ----
 template <int N> struct Wgmma;
 template <> struct Wgmma<64> {
@@ -261,69 +180,205 @@ template <> struct Wgmma<256> {
 
 // ---- GEN END ----
 
-// ------------------------------------------------------------------------------------------------
-// Main TMA + wgmma kernel
-// ------------------------------------------------------------------------------------------------
-// Tile configuration per head dim: key-block width and K/V pipeline depth.
-#ifndef KS_D64_BN
-#define KS_D64_BN 128
-#endif
-#ifndef KS_D64_ST
-#define KS_D64_ST 2
-#endif
-// d64 on long sequences: a wider key block and a third stage (measured: +5-11 % from 2048 keys up,
-// but -5-15 % at 512-1024, where the wider block's fill costs more than it saves).
-#ifndef KS_D64_LONG_BN
-#define KS_D64_LONG_BN 192
-#endif
-#ifndef KS_D64_LONG_ST
-#define KS_D64_LONG_ST 3
-#endif
-#ifndef KS_D64_LONG_MIN
-#define KS_D64_LONG_MIN 2048
-#endif
-#ifndef KS_D96_BN
-#define KS_D96_BN 128
-#endif
-#ifndef KS_D96_ST
-#define KS_D96_ST 2
-#endif
-#ifndef KS_D128_BN
-#define KS_D128_BN 128
-#endif
-#ifndef KS_D128_ST
-#define KS_D128_ST 2
-#endif
-#ifndef KS_D192_BN
-#define KS_D192_BN 112
-#endif
-#ifndef KS_D192_ST
-#define KS_D192_ST 2
-#endif
-#ifndef KS_D256_BN
-#define KS_D256_BN 64
-#endif
-#ifndef KS_D256_ST
-#define KS_D256_ST 2
-#endif
+// ================================================================================================
+// 2. Hardware constants, named barriers, return codes
+// ================================================================================================
+constexpr int kWarpSize = 32;
+constexpr int kWarpGroupThreads = 128;                           // wgmma is issued by 4 warps together
+constexpr int kConsumerWarpGroups = 2;                           // 64 query rows each
+constexpr int NTHREADS = kWarpGroupThreads * (1 + kConsumerWarpGroups);  // producer + consumers
+constexpr int kConsumerThreads = kWarpGroupThreads * kConsumerWarpGroups;
+constexpr int kConsumerWarps = kConsumerThreads / kWarpSize;     // arrivals on an "empty" mbarrier
+constexpr int BM = 128;                                          // query rows per tile
+constexpr int kWgRows = BM / kConsumerWarpGroups;                // query rows per consumer warpgroup
+constexpr int kWgmmaK = 16;                                      // k extent of one bf16 wgmma
+constexpr int kSwizzleBytes = 128;                               // 128B swizzle: one smem row of an atom
+constexpr int kAtomCols = kSwizzleBytes / 2;                     // bf16 columns per swizzle atom (= TMA box width)
+constexpr int kAtomBytes = 8 * kSwizzleBytes;                    // 8 rows x 128 B: the swizzle pattern's period
+constexpr int kSmemAlign = kAtomBytes;                           // 128B-swizzled tiles start 1024-aligned
+constexpr int kMbarBytes = 8;
+constexpr int kBarrierRegionBytes = 256;                         // room for every mbarrier of a config
+constexpr int kMaxDynSmem = 232448;                              // sm_90: 227 KiB of dynamic smem per CTA
+constexpr int kMaxSplits = 16;
 
 // Register split after setmaxnreg. The CTA is launched with 168 registers a thread
-// (__launch_bounds__(384, 1)), and setmaxnreg only moves registers inside that allocation: what the
-// producer warpgroup gives back must cover what the two consumer warpgroups take, or
-// setmaxnreg.inc waits forever (seen: producer 32 / consumers 240 hung every launch).
-#ifndef KS_PRODUCER_REGS
-#define KS_PRODUCER_REGS 24
-#endif
-#ifndef KS_CONSUMER_REGS
-#define KS_CONSUMER_REGS 240
-#endif
-static_assert(128 * (168 - KS_PRODUCER_REGS) >= 256 * (KS_CONSUMER_REGS - 168), "setmaxnreg split exceeds the CTA's registers");
+// (__launch_bounds__(384, 1): 65536 / 384 rounded down to a multiple of 8), and setmaxnreg only
+// moves registers inside that allocation: what the producer warpgroup gives back must cover what
+// the two consumer warpgroups take, or setmaxnreg.inc waits forever (seen: 32 / 240 hung every launch).
+constexpr int kLaunchRegs = 168;
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+static_assert(kWarpGroupThreads * (kLaunchRegs - kProducerRegs) >= kConsumerThreads * (kConsumerRegs - kLaunchRegs),
+              "setmaxnreg split exceeds the CTA's registers");
 
-// Causal pairing pays where per-tile fixed costs matter (short sequences); on long ones the
-// hardware's dispatch of one CTA per tile balances more finely than a static schedule can.
-#ifndef KS_PAIR_MAX_MBLOCKS
-#define KS_PAIR_MAX_MBLOCKS 32
-#endif
+// Named barriers (bar.sync ids; 0 is __syncthreads). Pingpong: barrier kBarTurn + w means
+// "consumer warpgroup w may issue its matrix products"; both consumer warpgroups take part.
+enum NamedBarrier : int { kBarTurn = 2 };
+constexpr bool kPingpong = true;  // false: both consumers issue freely (measured ~9 % slower, v2)
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.69314718055994531f;
+
+// ================================================================================================
+// 3. PTX helpers
+// ================================================================================================
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void fence_mbar_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                            int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Ties registers to a point in the program: the compiler may not move their uses across it
+// (wgmma reads and writes them asynchronously).
+template <int N>
+__device__ __forceinline__ void fence_regs(float* r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void fence_regs(uint32_t* r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+__device__ __forceinline__ void named_sync(int id, int n) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int n) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float rcp_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+// tanh(x) = 1 - 2 / (e^{2x} + 1): accurate to ~1e-7 absolute (ex2/rcp approx are ~2^-22 relative).
+__device__ __forceinline__ float tanh_acc(float x) {
+  return 1.f - 2.f * rcp_approx(ex2(x * 2.8853900817779268f) + 1.f);
+}
+// One MUFU op instead of tanh_acc's two plus the FMAs around them: softcap is exp-unit bound.
+// PTX: max relative error 2^-10.987; the harness bounds the error at twice FA3's.
+__device__ __forceinline__ float tanh_fast(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
+// offsets (each >> 4), swizzle mode 1 (128B) in bits 62-63.
+__device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((saddr & 0x3FFFF) >> 4);
+  d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
+  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
+  d |= static_cast<uint64_t>(1) << 62;
+  return d;
+}
+
+// ================================================================================================
+// 4. Tile configuration, kernel parameters
+// ================================================================================================
+// One main-kernel configuration: head dim D, key-block width BN, K/V pipeline depth STAGES.
+template <int D_, int BN_, int STAGES_>
+struct Cfg {
+  static constexpr int D = D_;
+  static constexpr int BN = BN_;
+  static constexpr int STAGES = STAGES_;
+  static constexpr int DP = (D + kAtomCols - 1) / kAtomCols * kAtomCols;  // padded smem width (whole atoms)
+  static constexpr int NA = DP / kAtomCols;                               // atoms across the head dim
+  static constexpr int Q_BYTES = BM * DP * 2;
+  static constexpr int KV_BYTES = BN * DP * 2;
+  static constexpr int BAR_OFF = Q_BYTES + 2 * STAGES * KV_BYTES;
+  static constexpr int SMEM = BAR_OFF + kBarrierRegionBytes + kSmemAlign;  // + barriers + alignment slack
+  static_assert(SMEM <= kMaxDynSmem, "smem");
+  static_assert((2 + 4 * STAGES) * kMbarBytes <= kBarrierRegionBytes, "barriers");
+  static_assert(BN % kWgmmaK == 0, "BN");
+  static_assert(D % kWgmmaK == 0, "D");
+};
+
+// The configurations per head dim. BN: 128 while the S and O accumulators fit the consumers'
+// 240 registers, 112 for d192, 64 for d256 (d256 BN=80 spills). d64 has a second, wide one
+// (BN 192, 3 stages) for long sequences: +5-11 % from 2048 keys up, -5-15 % at 512-1024 (v9).
+template <int D> struct HeadDimTiles;
+template <> struct HeadDimTiles<64> {
+  using Narrow = Cfg<64, 128, 2>;
+  using Wide = Cfg<64, 192, 3>;
+  static constexpr bool kHasWide = true;
+};
+template <> struct HeadDimTiles<96> {
+  using Narrow = Cfg<96, 128, 2>;
+  using Wide = Narrow;
+  static constexpr bool kHasWide = false;
+};
+template <> struct HeadDimTiles<128> {
+  using Narrow = Cfg<128, 128, 2>;
+  using Wide = Narrow;
+  static constexpr bool kHasWide = false;
+};
+template <> struct HeadDimTiles<192> {
+  using Narrow = Cfg<192, 112, 2>;
+  using Wide = Narrow;
+  static constexpr bool kHasWide = false;
+};
+template <> struct HeadDimTiles<256> {
+  using Narrow = Cfg<256, 64, 2>;
+  using Wide = Narrow;
+  static constexpr bool kHasWide = false;
+};
 
 struct Params {
   __nv_bfloat16* o;
@@ -337,6 +392,7 @@ struct Params {
   int pack_g, pack_r;  // GQA packing: pack_g query heads x pack_r rows fill one 128-row tile (1 x 128: off)
   int n_mblocks, n_splits;
   int n_pairs;         // > 0: causal pairing schedule over this many (heavy, light) m-block pairs
+  int band;            // > 0 (one CTA per tile, causal): heavy first across bands of this many head slots
   float* o_part;       // split-KV partials: [split][batch][hq][sq][D] fp32 and [split][batch][hq][sq]
   float* lse_part;
   float sl2;      // multiplier taking a (possibly capped) score to log2 units
@@ -344,20 +400,53 @@ struct Params {
   float cap_out;  // softcap
 };
 
-constexpr int BM = 128;
-constexpr int NTHREADS = 384;
+// ================================================================================================
+// 5. Device stages
+// ================================================================================================
 
-template <int D, int BN, int STAGES>
-struct Cfg {
-  static constexpr int DP = (D + 63) / 64 * 64;  // padded smem width (multiple of one 128B atom)
-  static constexpr int NA = DP / 64;             // atoms across the head dim
-  static constexpr int Q_BYTES = BM * DP * 2;
-  static constexpr int KV_BYTES = BN * DP * 2;
-  static constexpr int BAR_OFF = Q_BYTES + 2 * STAGES * KV_BYTES;
-  static constexpr int SMEM = BAR_OFF + 256 + 1024;
-  static_assert(SMEM <= 232448, "smem");  // + barriers + alignment slack
-  static_assert(BN % 16 == 0, "BN");
-  static_assert(D % 16 == 0, "D");
+// ---- shared memory: Q tile, K and V rings, mbarriers -------------------------------------------
+template <class C>
+struct Smem {
+  uint32_t q, k0, v0, bar;
+  __device__ __forceinline__ explicit Smem(uint32_t base)
+      : q(base), k0(base + C::Q_BYTES), v0(base + C::Q_BYTES + C::STAGES * C::KV_BYTES), bar(base + C::BAR_OFF) {}
+  __device__ __forceinline__ uint32_t k(int s) const { return k0 + s * C::KV_BYTES; }
+  __device__ __forceinline__ uint32_t v(int s) const { return v0 + s * C::KV_BYTES; }
+  // mbarriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S]
+  __device__ __forceinline__ uint32_t q_full() const { return bar; }
+  __device__ __forceinline__ uint32_t q_empty() const { return bar + kMbarBytes; }
+  __device__ __forceinline__ uint32_t k_full(int s) const { return bar + 8u * (2 + s); }
+  __device__ __forceinline__ uint32_t v_full(int s) const { return bar + 8u * (2 + C::STAGES + s); }
+  __device__ __forceinline__ uint32_t k_empty(int s) const { return bar + 8u * (2 + 2 * C::STAGES + s); }
+  __device__ __forceinline__ uint32_t v_empty(int s) const { return bar + 8u * (2 + 3 * C::STAGES + s); }
+
+  // One thread: "full" barriers complete on the TMA's bytes (one arrive), "empty" ones on one
+  // arrive per consumer warp.
+  __device__ __forceinline__ void init_barriers() const {
+    mbar_init(q_full(), 1);
+    mbar_init(q_empty(), kConsumerWarps);
+#pragma unroll
+    for (int s = 0; s < C::STAGES; ++s) {
+      mbar_init(k_full(s), 1);
+      mbar_init(v_full(s), 1);
+      mbar_init(k_empty(s), kConsumerWarps);
+      mbar_init(v_empty(s), kConsumerWarps);
+    }
+    fence_mbar_init();
+  }
+};
+
+// Position in a STAGES-deep ring of buffers, with the mbarrier phase of the current lap.
+template <int STAGES>
+struct RingPos {
+  int stage;
+  uint32_t phase;
+  __device__ __forceinline__ void advance() {
+    if (++stage == STAGES) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
 };
 
 // Row (absolute, in the tensor map's row dimension) where the TMA box for a tile starts, and how far
@@ -375,53 +464,36 @@ __device__ __forceinline__ int tile_start(int seq_start, int seq_len, int nomina
   return start;
 }
 
-template <int D, int BN, int STAGES>
-__global__ void __launch_bounds__(NTHREADS, 1)
-    fa_fwd_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-                const __grid_constant__ CUtensorMap tmV, const Params p) {
-  using C = Cfg<D, BN, STAGES>;
-  constexpr int NA = C::NA;
-  extern __shared__ uint8_t smem_raw[];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t sQ = base;
-  const uint32_t sK0 = base + C::Q_BYTES;
-  const uint32_t sV0 = sK0 + STAGES * C::KV_BYTES;
-  const uint32_t bar = base + C::BAR_OFF;
-  // barriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S]
-  const uint32_t b_qfull = bar, b_qempty = bar + 8;
-  auto b_kfull = [&](int s) { return bar + 8u * (2 + s); };
-  auto b_vfull = [&](int s) { return bar + 8u * (2 + STAGES + s); };
-  auto b_kempty = [&](int s) { return bar + 8u * (2 + 2 * STAGES + s); };
-  auto b_vempty = [&](int s) { return bar + 8u * (2 + 3 * STAGES + s); };
+// ---- tile scheduler ----------------------------------------------------------------------------
+// One unit of work: pack_r query rows (times pack_g heads) of one head slot and batch, over key
+// blocks [nb_lo, nb_hi) (all of them, or one split's share).
+struct Tile {
+  int b, hq0, hk, q_start, k_start, sq, sk, m0, nb_lo, nb_hi, qshift, q_row0, bq, sp;
+};
 
-  const int tid = threadIdx.x;
-  if (tid == 0) {
-    mbar_init(b_qfull, 1);
-    mbar_init(b_qempty, 8);  // one arrive per consumer warp
-#pragma unroll
-    for (int s = 0; s < STAGES; ++s) {
-      mbar_init(b_kfull(s), 1);
-      mbar_init(b_vfull(s), 1);
-      mbar_init(b_kempty(s), 8);
-      mbar_init(b_vempty(s), 8);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
+// Work units: m_block fastest (CTAs running together share K/V in L2), then split, head, batch.
+// Causal: m_block reversed so the long tiles of each head start first.
+// Banded (p.band > 0, one CTA per tile, causal): the head slots are taken p.band at a time, and
+// within a band all slots' heaviest m-blocks come first, then the next lighter, ... (longest
+// first over the band, as the hardware's in-order dispatch balances best), with the band's K/V
+// small enough to stay in L2.
+// Causal pairing (p.n_pairs > 0, persistent grid, no split): CTA c takes pair c, c + G, ... and
+// does each pair's heavy tile (m_block n-1-k) in one round and its light one (m_block k) in the
+// next, so every CTA's rounds cost the same and CTAs running together stay on a few heads.
+// Every CTA walks t = blockIdx.x, blockIdx.x + G, ... < num_tiles (static round-robin).
+struct TileScheduler {
+  int HH;  // head slots: query heads, or KV heads when GQA-packed
+  int G;   // CTAs in the grid
+  int R;   // query rows of one head in a tile
+  int num_tiles;
 
-  // Work units: m_block fastest (CTAs running together share K/V in L2), then split, head, batch.
-  // Causal: m_block reversed so the long tiles of each head start first.
-  // Causal pairing (p.n_pairs > 0, persistent grid, no split): CTA c takes pair c, c + G, ... and
-  // does each pair's heavy tile (m_block n-1-k) in one round and its light one (m_block k) in the
-  // next, so every CTA's rounds cost the same and CTAs running together stay on a few heads.
-  const int HH = p.hq / p.pack_g;  // head slots: query heads, or KV heads when GQA-packed
-  const int G = gridDim.x;
-  const int num_tiles = p.n_pairs > 0 ? 2 * G * ((p.n_pairs + G - 1) / G) : p.n_mblocks * p.n_splits * HH * p.batch;
-  const int R = p.pack_r;
-  struct Tile {
-    int b, hq0, hk, q_start, k_start, sq, sk, m0, nb_lo, nb_hi, qshift, q_row0, bq, sp;
-  };
-  auto decode = [&](int t, Tile& T) -> bool {
+  __device__ __forceinline__ explicit TileScheduler(const Params& p)
+      : HH(p.hq / p.pack_g), G(gridDim.x), R(p.pack_r),
+        num_tiles(p.n_pairs > 0 ? 2 * G * ((p.n_pairs + G - 1) / G) : p.n_mblocks * p.n_splits * HH * p.batch) {}
+
+  // false: t is an empty slot of the schedule (no such tile).
+  template <int BN>
+  __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
     int mb, hh;
     if (p.n_pairs > 0) {
       const int round = t / G, pair = (round / 2) * G + t % G;
@@ -435,12 +507,21 @@ __global__ void __launch_bounds__(NTHREADS, 1)
       T.b = pair / per_head / HH;
       T.sp = 0;
     } else {
-      mb = t % p.n_mblocks;
-      t /= p.n_mblocks;
-      T.sp = t % p.n_splits;
-      t /= p.n_splits;
-      hh = t % HH;
-      T.b = t / HH;
+      int slot;  // (batch, head slot, split), split fastest
+      if (p.band > 0) {
+        const int band0 = t / (p.n_mblocks * p.band) * p.band;       // first slot of t's band
+        const int nh = min(p.band, p.n_splits * HH * p.batch - band0);  // slots in it (the last may be short)
+        const int r = t - band0 * p.n_mblocks;
+        mb = r / nh;
+        slot = band0 + r % nh;
+      } else {
+        mb = t % p.n_mblocks;
+        slot = t / p.n_mblocks;
+      }
+      T.sp = slot % p.n_splits;
+      slot /= p.n_splits;
+      hh = slot % HH;
+      T.b = slot / HH;
       if (p.causal) mb = p.n_mblocks - 1 - mb;
     }
     T.hq0 = hh * p.pack_g;
@@ -468,299 +549,399 @@ __global__ void __launch_bounds__(NTHREADS, 1)
     T.q_row0 = tile_start(T.q_start, T.sq, T.m0, BM, p.varlen, &T.qshift);
     T.bq = p.varlen ? 0 : T.b;
     return true;
-  };
-  if (p.varlen && (p.cu_q[p.batch] < BM || p.cu_k[p.batch] < BN)) return;  // fallback kernel's job
+  }
+};
 
-  const int wg = tid / 128;
-  if (wg == 0) {
-    // ---------------------------------------------------------------- producer
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(KS_PRODUCER_REGS));
-    if (tid == 0) {
-      int stage = 0;
-      uint32_t phase = 0;
-      uint32_t qcount = 0;
-      for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-        Tile T;
-        if (!decode(t, T) || T.nb_hi == T.nb_lo) continue;
-        mbar_wait(b_qempty, (qcount & 1) ^ 1);
-        ++qcount;
-        mbar_expect_tx(b_qfull, C::Q_BYTES);
+// ---- producer (one thread of warpgroup 0) ------------------------------------------------------
+// Q once per tile, then K and V of each key block, last block first (the consumers' order), into
+// the STAGES-deep ring; each load waits until the consumers released that buffer.
+template <class C>
+__device__ __forceinline__ void producer(const Params& p, const TileScheduler& sched, const Smem<C>& sm,
+                                         const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV) {
+  RingPos<C::STAGES> kv{0, 0};
+  uint32_t qcount = 0;
+  for (int t = blockIdx.x; t < sched.num_tiles; t += gridDim.x) {
+    Tile T;
+    if (!sched.decode<C::BN>(p, t, T) || T.nb_hi == T.nb_lo) continue;
+    mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);
+    ++qcount;
+    mbar_expect_tx(sm.q_full(), C::Q_BYTES);
 #pragma unroll
-        for (int a = 0; a < NA; ++a) tma_load_4d(sQ + a * BM * 128, &tmQ, b_qfull, a * 64, T.q_row0, T.hq0, T.bq);
-        for (int nb = T.nb_hi - 1; nb >= T.nb_lo; --nb) {
-          int ksh;
-          const int krow = tile_start(T.k_start, T.sk, nb * BN, BN, p.varlen, &ksh);
-          mbar_wait(b_kempty(stage), phase ^ 1);
-          mbar_expect_tx(b_kfull(stage), C::KV_BYTES);
+    for (int a = 0; a < C::NA; ++a)
+      tma_load_4d(sm.q + a * BM * kSwizzleBytes, tmQ, sm.q_full(), a * kAtomCols, T.q_row0, T.hq0, T.bq);
+    for (int nb = T.nb_hi - 1; nb >= T.nb_lo; --nb) {
+      int ksh;
+      const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, p.varlen, &ksh);
+      mbar_wait(sm.k_empty(kv.stage), kv.phase ^ 1);
+      mbar_expect_tx(sm.k_full(kv.stage), C::KV_BYTES);
 #pragma unroll
-          for (int a = 0; a < NA; ++a)
-            tma_load_4d(sK0 + stage * C::KV_BYTES + a * BN * 128, &tmK, b_kfull(stage), a * 64, krow, T.hk, T.bq);
-          mbar_wait(b_vempty(stage), phase ^ 1);
-          mbar_expect_tx(b_vfull(stage), C::KV_BYTES);
+      for (int a = 0; a < C::NA; ++a)
+        tma_load_4d(sm.k(kv.stage) + a * C::BN * kSwizzleBytes, tmK, sm.k_full(kv.stage), a * kAtomCols, krow, T.hk, T.bq);
+      mbar_wait(sm.v_empty(kv.stage), kv.phase ^ 1);
+      mbar_expect_tx(sm.v_full(kv.stage), C::KV_BYTES);
 #pragma unroll
-          for (int a = 0; a < NA; ++a)
-            tma_load_4d(sV0 + stage * C::KV_BYTES + a * BN * 128, &tmV, b_vfull(stage), a * 64, krow, T.hk, T.bq);
-          if (++stage == STAGES) {
-            stage = 0;
-            phase ^= 1;
-          }
-        }
+      for (int a = 0; a < C::NA; ++a)
+        tma_load_4d(sm.v(kv.stage) + a * C::BN * kSwizzleBytes, tmV, sm.v_full(kv.stage), a * kAtomCols, krow, T.hk, T.bq);
+      kv.advance();
+    }
+  }
+}
+
+// ---- consumer stages ---------------------------------------------------------------------------
+// Accumulator layout of a 64-row wgmma (per thread): element 4i+2r+c is tile row rloc0 + 8r,
+// column 8i + 2qd + c, where qd = lane % 4.
+
+// Pingpong between the two consumer warpgroups: w issues its products between begin() and end().
+struct Pingpong {
+  int w;
+  __device__ __forceinline__ void start() const {
+    if (kPingpong && w == 1) named_arrive(kBarTurn, kConsumerThreads);  // warpgroup 0 goes first
+  }
+  __device__ __forceinline__ void begin() const {
+    if (kPingpong) named_sync(kBarTurn + w, kConsumerThreads);
+  }
+  __device__ __forceinline__ void end() const {
+    if (kPingpong) named_arrive(kBarTurn + (1 - w), kConsumerThreads);
+  }
+};
+
+// QK matrix work: S[64 x BN] = Q_w[64 x D] K^T, both from shared memory (K-major, 128B swizzle).
+template <class C>
+__device__ __forceinline__ void issue_qk(float* s, uint32_t sQw, uint32_t sKs) {
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < C::D / kWgmmaK; ++kk) {
+    const int a = kk / 4, ki = kk % 4;  // atom, k-step within the atom (4 x 16 columns)
+    const uint64_t da = make_desc(sQw + a * BM * kSwizzleBytes + ki * 32, 16, kAtomBytes);
+    const uint64_t db = make_desc(sKs + a * C::BN * kSwizzleBytes + ki * 32, 16, kAtomBytes);
+    Wgmma<C::BN>::ss(s, da, db, kk > 0 ? 1 : 0);
+  }
+  wg_commit();
+}
+
+// PV matrix work: O[64 x D] += P[64 x BN] (registers, bf16) V[BN x D] (N-major: LBO = the stride
+// between 64-column atoms, SBO = 1024 B between 8-key groups).
+template <class C>
+__device__ __forceinline__ void issue_pv(float* o, const uint32_t* pr, uint32_t sVs) {
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < C::BN / kWgmmaK; ++kk) {
+    const uint64_t db = make_desc(sVs + kk * kWgmmaK * kSwizzleBytes, C::BN * kSwizzleBytes, kAtomBytes);
+    Wgmma<C::D>::rs(o, pr + 4 * kk, db, 1);
+  }
+  wg_commit();
+}
+
+// The two query rows this thread holds: row within the sequence, and query head.
+struct RowCtx {
+  int row[2], head[2];
+  int diag;  // causal: key j visible to row i iff j <= i + diag
+  int sk;
+};
+__device__ __forceinline__ RowCtx row_ctx(const Tile& T, int rloc0, int R) {
+  RowCtx rc;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int m = rloc0 + 8 * r;
+    const int g = m / R;
+    rc.row[r] = T.m0 - T.qshift + (m - g * R);
+    rc.head[r] = T.hq0 + g;
+  }
+  rc.diag = T.sk - T.sq;
+  rc.sk = T.sk;
+  return rc;
+}
+
+// Whether key block nb needs the element-wise mask: past the keys' end, on or above the causal
+// diagonal for some row of the tile, or shifted back (varlen's last block).
+template <int BN>
+__device__ __forceinline__ bool block_needs_mask(const Params& p, const Tile& T, const RowCtx& rc, int nb) {
+  if (nb * BN + BN > rc.sk) return true;
+  if (p.causal && nb * BN + BN - 1 > (T.m0 - T.qshift) + rc.diag) return true;
+  if (p.varlen) {
+    int ksh;
+    tile_start(T.k_start, rc.sk, nb * BN, BN, p.varlen, &ksh);
+    if (ksh != 0) return true;
+  }
+  return false;
+}
+
+// Softcap: s = cap * tanh(s * scale / cap).
+template <int BN>
+__device__ __forceinline__ void apply_softcap(float* s, const Params& p) {
+  if (p.cap_in != 0.f) {
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) s[i] = p.cap_out * tanh_fast(s[i] * p.cap_in);
+  }
+}
+
+// Mask: -inf for keys before the block's nominal start (varlen shift), past the end, or causal-hidden.
+template <int BN>
+__device__ __forceinline__ void apply_mask(float* s, const Params& p, const Tile& T, const RowCtx& rc, int nb, int qd) {
+  int ksh;
+  tile_start(T.k_start, rc.sk, nb * BN, BN, p.varlen, &ksh);
+  const int key_lo = nb * BN;
+  const int key0 = nb * BN - ksh + 2 * qd;
+#pragma unroll
+  for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int key = key0 + 8 * i + (j & 1);
+      const int row = rc.row[j >> 1];
+      const bool ok = key >= key_lo && key < rc.sk && (!p.causal || key <= row + rc.diag);
+      if (!ok) s[4 * i + j] = -INFINITY;
+    }
+  }
+}
+
+// Online softmax over one key block: new row maxima (m), probabilities in place of the scores,
+// running sums (l), and corr = exp(m_old - m_new) for the O accumulator. Row sums and maxima are
+// per-thread partial over its columns; the quad (4 threads) shares one row.
+template <int BN>
+__device__ __forceinline__ void online_softmax(float* s, float* mrow, float* lrow, float* corr, float sl2) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = mrow[r];
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float ms = (mx == -INFINITY) ? 0.f : mx * sl2;
+    corr[r] = ex2(mrow[r] * sl2 - ms);
+    mrow[r] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+      const float p0 = ex2(fmaf(s[4 * i + 2 * r], sl2, -ms));
+      const float p1 = ex2(fmaf(s[4 * i + 2 * r + 1], sl2, -ms));
+      s[4 * i + 2 * r] = p0;
+      s[4 * i + 2 * r + 1] = p1;
+      sum += p0 + p1;
+    }
+    lrow[r] = lrow[r] * corr[r] + sum;
+  }
+}
+
+// Scores of key block nb -> probabilities: softcap, mask (where needed), online softmax.
+template <int BN>
+__device__ __forceinline__ void scores_to_probs(float* s, float* mrow, float* lrow, float* corr, const Params& p,
+                                                const Tile& T, const RowCtx& rc, int nb, int qd, float sl2) {
+  const bool need_mask = block_needs_mask<BN>(p, T, rc, nb);
+  apply_softcap<BN>(s, p);
+  if (need_mask) apply_mask<BN>(s, p, T, rc, nb, qd);
+  online_softmax<BN>(s, mrow, lrow, corr, sl2);
+}
+
+// P (fp32 accumulator layout) -> bf16 A-operand registers of the PV product (same layout).
+template <int BN>
+__device__ __forceinline__ void pack_probs(uint32_t* pr, const float* s) {
+#pragma unroll
+  for (int j = 0; j < BN / 4; ++j) pr[j] = pack_bf16(s[2 * j], s[2 * j + 1]);
+}
+
+// O *= corr per row (the row maximum moved).
+template <int D>
+__device__ __forceinline__ void rescale_o(float* o, const float* corr) {
+#pragma unroll
+  for (int i = 0; i < D / 8; ++i) {
+    o[4 * i + 0] *= corr[0];
+    o[4 * i + 1] *= corr[0];
+    o[4 * i + 2] *= corr[1];
+    o[4 * i + 3] *= corr[1];
+  }
+}
+
+// Consumer release of a buffer: one arrive per warp.
+__device__ __forceinline__ void release(uint32_t bar, int lane) {
+  if (lane == 0) mbar_arrive(bar);
+}
+
+// The key-block loop of one tile, last key block first. Iteration it issues the S product of its
+// block together with the P V product of the previous block, so the tensor cores work while this
+// warpgroup's softmax runs. kv: the ring position of the tile's first block; on return, the
+// position after its last.
+template <class C>
+__device__ __forceinline__ void attend_tile(float* o, uint32_t* pr, float* s, float* mrow, float* lrow,
+                                            RingPos<C::STAGES>& kv, uint32_t& qcount, const Params& p,
+                                            const Tile& T, const RowCtx& rc, const Smem<C>& sm, uint32_t sQw,
+                                            const Pingpong& turn, int lane, int qd, float sl2) {
+  const int n_it = T.nb_hi - T.nb_lo;
+  mbar_wait(sm.q_full(), qcount & 1);
+  ++qcount;
+  float corr[2];
+  RingPos<C::STAGES> ks = kv, vs = kv;  // K stage of the block being issued, V stage of the previous block
+  {  // first block: S only
+    const int nb = T.nb_hi - 1;
+    mbar_wait(sm.k_full(ks.stage), ks.phase);
+    turn.begin();
+    issue_qk<C>(s, sQw, sm.k(ks.stage));
+    turn.end();
+    wg_wait<0>();
+    fence_regs<C::BN / 2>(s);
+    release(sm.k_empty(ks.stage), lane);
+    ks.advance();
+    scores_to_probs<C::BN>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
+    pack_probs<C::BN>(pr, s);
+  }
+  for (int it = 1; it < n_it; ++it) {  // S of this block, P V of the previous one
+    const int nb = T.nb_hi - 1 - it;
+    fence_regs<C::BN / 4>(pr);
+    fence_regs<C::D / 2>(o);
+    mbar_wait(sm.k_full(ks.stage), ks.phase);
+    turn.begin();
+    issue_qk<C>(s, sQw, sm.k(ks.stage));
+    mbar_wait(sm.v_full(vs.stage), vs.phase);
+    issue_pv<C>(o, pr, sm.v(vs.stage));
+    turn.end();
+    wg_wait<1>();
+    fence_regs<C::BN / 2>(s);
+    release(sm.k_empty(ks.stage), lane);
+    ks.advance();
+    scores_to_probs<C::BN>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
+    wg_wait<0>();
+    fence_regs<C::D / 2>(o);
+    fence_regs<C::BN / 4>(pr);
+    release(sm.v_empty(vs.stage), lane);
+    vs.advance();
+    rescale_o<C::D>(o, corr);
+    pack_probs<C::BN>(pr, s);
+  }
+  release(sm.q_empty(), lane);  // every S product of this tile is complete: Q may be overwritten
+  {  // last block: P V only
+    fence_regs<C::BN / 4>(pr);
+    fence_regs<C::D / 2>(o);
+    mbar_wait(sm.v_full(vs.stage), vs.phase);
+    turn.begin();
+    issue_pv<C>(o, pr, sm.v(vs.stage));
+    turn.end();
+    wg_wait<0>();
+    fence_regs<C::D / 2>(o);
+    fence_regs<C::BN / 4>(pr);
+    release(sm.v_empty(vs.stage), lane);
+    vs.advance();
+  }
+  kv = ks;
+}
+
+// ---- epilogue (registers -> global) ------------------------------------------------------------
+// Row sums across the quad, 1 / l, and the natural-log lse (-inf for a row that saw no key).
+__device__ __forceinline__ void finalize_rows(const float* mrow, const float* lrow, float sl2, float* inv, float* lse_v) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float l = lrow[r];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const bool any = l > 0.f;
+    inv[r] = any ? 1.f / l : 0.f;
+    lse_v[r] = any ? (mrow[r] * sl2 + __log2f(l)) * kLn2 : -INFINITY;
+  }
+}
+
+// Split-KV partial: O normalized by this split's own sum, and this split's lse (fp32).
+template <int D>
+__device__ __forceinline__ void store_partial(const Params& p, const Tile& T, const RowCtx& rc, const float* o,
+                                              const float* inv, const float* lse_v, int qd) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = rc.row[r];
+    if (row < T.sq) {
+      const long long ridx = ((static_cast<long long>(T.sp) * p.batch + T.b) * p.hq + rc.head[r]) * p.sq + row;
+      float* orow = p.o_part + ridx * D + 2 * qd;
+#pragma unroll
+      for (int i = 0; i < D / 8; ++i)
+        *reinterpret_cast<float2*>(orow + 8 * i) = make_float2(o[4 * i + 2 * r] * inv[r], o[4 * i + 2 * r + 1] * inv[r]);
+      if (qd == 0) p.lse_part[ridx] = lse_v[r];
+    }
+  }
+}
+
+// Final O (bf16) and lse; rows shifted in by varlen's box shift (row < m0) belong to another tile.
+template <int D>
+__device__ __forceinline__ void store_output(const Params& p, const Tile& T, const RowCtx& rc, const float* o,
+                                             const float* inv, const float* lse_v, int qd) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = rc.row[r];
+    if (row >= T.m0 && row < T.sq) {
+      const long long obase = p.varlen ? (static_cast<long long>(T.q_start) * p.o_sr + rc.head[r] * p.o_sh)
+                                       : (static_cast<long long>(T.b) * p.o_sb + rc.head[r] * p.o_sh);
+      __nv_bfloat16* orow = p.o + obase + static_cast<long long>(row) * p.o_sr + 2 * qd;
+#pragma unroll
+      for (int i = 0; i < D / 8; ++i) {
+        const uint32_t v = pack_bf16(o[4 * i + 2 * r] * inv[r], o[4 * i + 2 * r + 1] * inv[r]);
+        *reinterpret_cast<uint32_t*>(orow + 8 * i) = v;
+      }
+      if (qd == 0) {
+        long long idx;
+        if (p.varlen) idx = static_cast<long long>(rc.head[r]) * p.cu_q[p.batch] + T.q_start + row;
+        else idx = (static_cast<long long>(T.b) * p.hq + rc.head[r]) * p.sq + row;
+        p.lse[idx] = lse_v[r];
       }
     }
-    return;
   }
+}
 
-  // ------------------------------------------------------------------ consumers
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(KS_CONSUMER_REGS));
-  const int w = wg - 1;               // consumer warpgroup: query rows [64w, 64w+64) of the tile
-  const int warp = (tid % 128) / 32;  // warp in warpgroup
-  const int lane = tid % 32;
+// ---- consumer warpgroup (64 query rows of every tile) ------------------------------------------
+template <class C>
+__device__ __forceinline__ void consumer(const Params& p, const TileScheduler& sched, const Smem<C>& sm, int tid) {
+  const int w = tid / kWarpGroupThreads - 1;                   // rows [64w, 64w+64) of the tile
+  const int warp = (tid % kWarpGroupThreads) / kWarpSize;      // warp in warpgroup
+  const int lane = tid % kWarpSize;
   const int qd = lane % 4;
-  const int rloc0 = 64 * w + 16 * warp + lane / 4;  // tile rows rloc0 and rloc0 + 8
-  const uint32_t sQw = sQ + w * 64 * 128;
+  const int rloc0 = kWgRows * w + 16 * warp + lane / 4;        // tile rows rloc0 and rloc0 + 8
+  const uint32_t sQw = sm.q + w * kWgRows * kSwizzleBytes;
   const float sl2 = p.sl2;
-#ifndef KS_NO_PINGPONG
-  // Warpgroups take turns issuing their matrix products, so one's softmax overlaps the other's
-  // products. Barrier 2 + w: "warpgroup w may issue". Warpgroup 0 goes first.
-  if (w == 1) named_arrive(2, 256);
-  auto turn_begin = [&]() { named_sync(2 + w, 256); };
-  auto turn_end = [&]() { named_arrive(2 + (1 - w), 256); };
-#else
-  auto turn_begin = [&]() {};
-  auto turn_end = [&]() {};
-#endif
+  const Pingpong turn{w};
+  turn.start();
 
-  int stage = 0;
-  uint32_t phase = 0;
+  RingPos<C::STAGES> kv{0, 0};
   uint32_t qcount = 0;
-  float o[D / 2];
-  uint32_t pr[BN / 4];
-  float s[BN / 2];
+  float o[C::D / 2];
+  uint32_t pr[C::BN / 4];
+  float s[C::BN / 2];
 
-  for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+  for (int t = blockIdx.x; t < sched.num_tiles; t += gridDim.x) {
     Tile T;
-    if (!decode(t, T)) continue;
-    // This thread's two tile rows (rloc0, rloc0 + 8): query row within the sequence, and query head.
-    int rowv[2], headv[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int m = rloc0 + 8 * r;
-      const int g = m / R;
-      rowv[r] = T.m0 - T.qshift + (m - g * R);
-      headv[r] = T.hq0 + g;
-    }
-    const int diag = T.sk - T.sq;  // causal: key j visible to row i iff j <= i + diag
-    const int sk = T.sk;
+    if (!sched.decode<C::BN>(p, t, T)) continue;
+    const RowCtx rc = row_ctx(T, rloc0, sched.R);
 
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+    for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
     float mrow[2] = {-INFINITY, -INFINITY};
     float lrow[2] = {0.f, 0.f};
+    if (T.nb_hi > T.nb_lo) attend_tile<C>(o, pr, s, mrow, lrow, kv, qcount, p, T, rc, sm, sQw, turn, lane, qd, sl2);
 
-    auto gemm_qk = [&](int st) {
-      const uint32_t sKs = sK0 + st * C::KV_BYTES;
-      wg_fence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const int a = kk / 4, ki = kk % 4;
-        const uint64_t da = make_desc(sQw + a * BM * 128 + ki * 32, 16, 1024);
-        const uint64_t db = make_desc(sKs + a * BN * 128 + ki * 32, 16, 1024);
-        Wgmma<BN>::ss(s, da, db, kk > 0 ? 1 : 0);
-      }
-      wg_commit();
-    };
-    auto gemm_pv = [&](int st) {
-      const uint32_t sVs = sV0 + st * C::KV_BYTES;
-      wg_fence();
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) {
-        const uint64_t db = make_desc(sVs + kk * 16 * 128, BN * 128, 1024);
-        Wgmma<D>::rs(o, pr + 4 * kk, db, 1);
-      }
-      wg_commit();
-    };
-    auto arrive = [&](uint32_t b_) {
-      if (lane == 0) mbar_arrive(b_);
-    };
-    auto softmax = [&](int nb, bool need_mask, float* corr) {
-      if (p.cap_in != 0.f) {
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) s[i] = p.cap_out * tanh_fast(s[i] * p.cap_in);
-      }
-      if (need_mask) {
-        int ksh;
-        tile_start(T.k_start, sk, nb * BN, BN, p.varlen, &ksh);
-        const int key_lo = nb * BN;
-        const int key0 = nb * BN - ksh + 2 * qd;
-#pragma unroll
-        for (int i = 0; i < BN / 8; ++i) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const int key = key0 + 8 * i + (j & 1);
-            const int row = rowv[j >> 1];
-            const bool ok = key >= key_lo && key < sk && (!p.causal || key <= row + diag);
-            if (!ok) s[4 * i + j] = -INFINITY;
-          }
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float mx = mrow[r];
-#pragma unroll
-        for (int i = 0; i < BN / 8; ++i) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float ms = (mx == -INFINITY) ? 0.f : mx * sl2;
-        corr[r] = ex2(mrow[r] * sl2 - ms);
-        mrow[r] = mx;
-        float sum = 0.f;
-#pragma unroll
-        for (int i = 0; i < BN / 8; ++i) {
-          const float p0 = ex2(fmaf(s[4 * i + 2 * r], sl2, -ms));
-          const float p1 = ex2(fmaf(s[4 * i + 2 * r + 1], sl2, -ms));
-          s[4 * i + 2 * r] = p0;
-          s[4 * i + 2 * r + 1] = p1;
-          sum += p0 + p1;
-        }
-        lrow[r] = lrow[r] * corr[r] + sum;
-      }
-    };
-    auto pack_p = [&]() {
-#pragma unroll
-      for (int j = 0; j < BN / 4; ++j) pr[j] = pack_bf16(s[2 * j], s[2 * j + 1]);
-    };
-    auto needs_mask = [&](int nb) {
-      if (nb * BN + BN > sk) return true;
-      if (p.causal && nb * BN + BN - 1 > (T.m0 - T.qshift) + diag) return true;
-      if (p.varlen) {
-        int ksh;
-        tile_start(T.k_start, sk, nb * BN, BN, p.varlen, &ksh);
-        if (ksh != 0) return true;
-      }
-      return false;
-    };
-    auto advance = [&](int& st, uint32_t& ph) {
-      if (++st == STAGES) {
-        st = 0;
-        ph ^= 1;
-      }
-    };
-
-    const int n_it = T.nb_hi - T.nb_lo;
-    if (n_it > 0) {
-      mbar_wait(b_qfull, qcount & 1);
-      ++qcount;
-      float corr[2];
-      int kst = stage, vst = stage;  // K stage of the block being issued, V stage of the previous block
-      uint32_t kph = phase, vph = phase;
-      {
-        const int nb = T.nb_hi - 1;
-        mbar_wait(b_kfull(kst), kph);
-        turn_begin();
-        gemm_qk(kst);
-        turn_end();
-        wg_wait<0>();
-        fence_regs<BN / 2>(s);
-        arrive(b_kempty(kst));
-        advance(kst, kph);
-        softmax(nb, needs_mask(nb), corr);
-        pack_p();
-      }
-      for (int it = 1; it < n_it; ++it) {
-        const int nb = T.nb_hi - 1 - it;
-        fence_regs<BN / 4>(pr);
-        fence_regs<D / 2>(o);
-        mbar_wait(b_kfull(kst), kph);
-        turn_begin();
-        gemm_qk(kst);
-        mbar_wait(b_vfull(vst), vph);
-        gemm_pv(vst);
-        turn_end();
-        wg_wait<1>();
-        fence_regs<BN / 2>(s);
-        arrive(b_kempty(kst));
-        advance(kst, kph);
-        softmax(nb, needs_mask(nb), corr);
-        wg_wait<0>();
-        fence_regs<D / 2>(o);
-        fence_regs<BN / 4>(pr);
-        arrive(b_vempty(vst));
-        advance(vst, vph);
-#pragma unroll
-        for (int i = 0; i < D / 8; ++i) {
-          o[4 * i + 0] *= corr[0];
-          o[4 * i + 1] *= corr[0];
-          o[4 * i + 2] *= corr[1];
-          o[4 * i + 3] *= corr[1];
-        }
-        pack_p();
-      }
-      arrive(b_qempty);  // every S product of this tile is complete: Q may be overwritten
-      {
-        fence_regs<BN / 4>(pr);
-        fence_regs<D / 2>(o);
-        mbar_wait(b_vfull(vst), vph);
-        turn_begin();
-        gemm_pv(vst);
-        turn_end();
-        wg_wait<0>();
-        fence_regs<D / 2>(o);
-        fence_regs<BN / 4>(pr);
-        arrive(b_vempty(vst));
-        advance(vst, vph);
-      }
-      stage = kst;
-      phase = kph;
-    }
-
-    // ---------------------------------------------------------------- epilogue (registers -> global)
     float inv[2], lse_v[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float l = lrow[r];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const bool any = l > 0.f;
-      inv[r] = any ? 1.f / l : 0.f;
-      lse_v[r] = any ? (mrow[r] * sl2 + __log2f(l)) * 0.69314718055994531f : -INFINITY;
-    }
-    if (p.n_splits > 1) {
-      // split-KV partial: O normalized by this split's own sum, and this split's lse (fp32)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = rowv[r];
-        if (row < T.sq) {
-          const long long ridx = ((static_cast<long long>(T.sp) * p.batch + T.b) * p.hq + headv[r]) * p.sq + row;
-          float* orow = p.o_part + ridx * D + 2 * qd;
-#pragma unroll
-          for (int i = 0; i < D / 8; ++i)
-            *reinterpret_cast<float2*>(orow + 8 * i) = make_float2(o[4 * i + 2 * r] * inv[r], o[4 * i + 2 * r + 1] * inv[r]);
-          if (qd == 0) p.lse_part[ridx] = lse_v[r];
-        }
-      }
-      continue;
-    }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = rowv[r];
-      if (row >= T.m0 && row < T.sq) {
-        const long long obase = p.varlen ? (static_cast<long long>(T.q_start) * p.o_sr + headv[r] * p.o_sh)
-                                         : (static_cast<long long>(T.b) * p.o_sb + headv[r] * p.o_sh);
-        __nv_bfloat16* orow = p.o + obase + static_cast<long long>(row) * p.o_sr + 2 * qd;
-#pragma unroll
-        for (int i = 0; i < D / 8; ++i) {
-          const uint32_t v = pack_bf16(o[4 * i + 2 * r] * inv[r], o[4 * i + 2 * r + 1] * inv[r]);
-          *reinterpret_cast<uint32_t*>(orow + 8 * i) = v;
-        }
-        if (qd == 0) {
-          long long idx;
-          if (p.varlen) idx = static_cast<long long>(headv[r]) * p.cu_q[p.batch] + T.q_start + row;
-          else idx = (static_cast<long long>(T.b) * p.hq + headv[r]) * p.sq + row;
-          p.lse[idx] = lse_v[r];
-        }
-      }
-    }
+    finalize_rows(mrow, lrow, sl2, inv, lse_v);
+    if (p.n_splits > 1) store_partial<C::D>(p, T, rc, o, inv, lse_v, qd);
+    else store_output<C::D>(p, T, rc, o, inv, lse_v, qd);
   }
+}
+
+// ================================================================================================
+// 6. Kernels
+// ================================================================================================
+template <int D, int BN, int STAGES>
+__global__ void __launch_bounds__(NTHREADS, 1)
+    fa_fwd_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                const __grid_constant__ CUtensorMap tmV, const Params p) {
+  using C = Cfg<D, BN, STAGES>;
+  extern __shared__ uint8_t smem_raw[];
+  const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u));
+  const int tid = threadIdx.x;
+  if (tid == 0) sm.init_barriers();
+  __syncthreads();
+
+  const TileScheduler sched(p);
+  if (p.varlen && (p.cu_q[p.batch] < BM || p.cu_k[p.batch] < BN)) return;  // fallback kernel's job
+
+  if (tid / kWarpGroupThreads == 0) {
+    setmaxnreg_dec<kProducerRegs>();
+    if (tid == 0) producer<C>(p, sched, sm, &tmQ, &tmK, &tmV);
+    return;
+  }
+  setmaxnreg_inc<kConsumerRegs>();
+  consumer<C>(p, sched, sm, tid);
 }
 
 // Split-KV combine: one warp per (batch, head, row).
@@ -772,11 +953,13 @@ struct CombParams {
   long long o_sb, o_sr, o_sh;
   int batch, hq, sq, n_splits;
 };
+constexpr int kCombineThreads = 128;
+constexpr int kCombineRowsPerBlock = kCombineThreads / kWarpSize;
 
 template <int D>
-__global__ void __launch_bounds__(128) fa_combine(const CombParams c) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const long long id = static_cast<long long>(blockIdx.x) * 4 + warp;
+__global__ void __launch_bounds__(kCombineThreads) fa_combine(const CombParams c) {
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const long long id = static_cast<long long>(blockIdx.x) * kCombineRowsPerBlock + warp;
   const long long nrows = static_cast<long long>(c.batch) * c.hq * c.sq;
   if (id >= nrows) return;
   const int row = static_cast<int>(id % c.sq);
@@ -785,7 +968,7 @@ __global__ void __launch_bounds__(128) fa_combine(const CombParams c) {
   const long long split_stride = nrows;
   float lmax = -INFINITY;
   for (int s = 0; s < c.n_splits; ++s) lmax = fmaxf(lmax, c.lse_part[s * split_stride + id]);
-  constexpr int E = (D + 31) / 32;
+  constexpr int E = (D + kWarpSize - 1) / kWarpSize;
   float acc[E];
 #pragma unroll
   for (int i = 0; i < E; ++i) acc[i] = 0.f;
@@ -799,7 +982,7 @@ __global__ void __launch_bounds__(128) fa_combine(const CombParams c) {
       const float* op = c.o_part + (s * split_stride + id) * D;
 #pragma unroll
       for (int i = 0; i < E; ++i) {
-        const int e = lane + 32 * i;
+        const int e = lane + kWarpSize * i;
         if (e < D) acc[i] = fmaf(wgt, op[e], acc[i]);
       }
     }
@@ -808,15 +991,13 @@ __global__ void __launch_bounds__(128) fa_combine(const CombParams c) {
                         static_cast<long long>(h) * c.o_sh;
 #pragma unroll
   for (int i = 0; i < E; ++i) {
-    const int e = lane + 32 * i;
+    const int e = lane + kWarpSize * i;
     if (e < D) orow[e] = __float2bfloat16(acc[i]);
   }
   if (lane == 0) c.lse[id] = lse;
 }
 
-// ------------------------------------------------------------------------------------------------
 // Fallback kernel: one warp per query row; any strides, any alignment.
-// ------------------------------------------------------------------------------------------------
 struct FbParams {
   const __nv_bfloat16 *q, *k, *v;
   __nv_bfloat16* o;
@@ -829,13 +1010,16 @@ struct FbParams {
   int bn_main;     // that kernel's key tile
   float scale, cap_in, cap_out;
 };
+constexpr int kFbThreads = 128;
+constexpr int kFbRowsPerBlock = kFbThreads / kWarpSize;
+constexpr int kFbMaxD = 256;
 
 template <int D>
-__global__ void __launch_bounds__(128) fa_fwd_fallback(const FbParams p) {
-  __shared__ float qs[4][256];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+__global__ void __launch_bounds__(kFbThreads) fa_fwd_fallback(const FbParams p) {
+  __shared__ float qs[kFbRowsPerBlock][kFbMaxD];
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
-  const int row = blockIdx.x * 4 + warp;
+  const int row = blockIdx.x * kFbRowsPerBlock + warp;
   int q_start = 0, k_start = 0, sq = p.sq, sk = p.sk;
   if (p.varlen) {
     if (p.only_small && p.cu_q[p.batch] >= BM && p.cu_k[p.batch] >= p.bn_main) return;
@@ -854,17 +1038,16 @@ __global__ void __launch_bounds__(128) fa_fwd_fallback(const FbParams p) {
   const __nv_bfloat16* qp = p.q + qoff + static_cast<long long>(h) * p.q_sh;
   const __nv_bfloat16* kp = p.k + koff + static_cast<long long>(hk) * p.k_sh;
   const __nv_bfloat16* vp = p.v + voff + static_cast<long long>(hk) * p.v_sh;
-  for (int e = lane; e < D; e += 32) qs[warp][e] = __bfloat162float(qp[e]);
+  for (int e = lane; e < D; e += kWarpSize) qs[warp][e] = __bfloat162float(qp[e]);
   __syncwarp();
-  const float LOG2E = 1.4426950408889634f;
-  constexpr int E = (D + 31) / 32;
+  constexpr int E = (D + kWarpSize - 1) / kWarpSize;
   float acc[E];
 #pragma unroll
   for (int i = 0; i < E; ++i) acc[i] = 0.f;
   float m = -INFINITY, l = 0.f;  // m in log2 units
   int kmax = sk;
   if (p.causal) kmax = min(sk, row + sk - sq + 1);
-  for (int k0 = 0; k0 < kmax; k0 += 32) {
+  for (int k0 = 0; k0 < kmax; k0 += kWarpSize) {
     const int key = k0 + lane;
     float s2 = -INFINITY;
     if (key < kmax) {
@@ -873,7 +1056,7 @@ __global__ void __launch_bounds__(128) fa_fwd_fallback(const FbParams p) {
 #pragma unroll 16
       for (int e = 0; e < D; ++e) dot = fmaf(qs[warp][e], __bfloat162float(kr[e]), dot);
       float sc = (p.cap_in != 0.f) ? p.cap_out * tanh_acc(dot * p.cap_in) : dot * p.scale;
-      s2 = sc * LOG2E;
+      s2 = sc * kLog2e;
     }
     float mx = s2;
 #pragma unroll
@@ -887,14 +1070,14 @@ __global__ void __launch_bounds__(128) fa_fwd_fallback(const FbParams p) {
     l = l * corr + sum;
 #pragma unroll
     for (int i = 0; i < E; ++i) acc[i] *= corr;
-    const int nk = min(32, kmax - k0);
+    const int nk = min(kWarpSize, kmax - k0);
 #pragma unroll 1
     for (int t = 0; t < nk; ++t) {
       const float pt = __shfl_sync(0xffffffffu, pv, t);
       const __nv_bfloat16* vr = vp + static_cast<long long>(k0 + t) * p.v_sr;
 #pragma unroll
       for (int i = 0; i < E; ++i) {
-        const int e = lane + 32 * i;
+        const int e = lane + kWarpSize * i;
         if (e < D) acc[i] = fmaf(pt, __bfloat162float(vr[e]), acc[i]);
       }
     }
@@ -904,11 +1087,11 @@ __global__ void __launch_bounds__(128) fa_fwd_fallback(const FbParams p) {
   __nv_bfloat16* op = p.o + ooff + static_cast<long long>(h) * p.o_sh;
 #pragma unroll
   for (int i = 0; i < E; ++i) {
-    const int e = lane + 32 * i;
+    const int e = lane + kWarpSize * i;
     if (e < D) op[e] = __float2bfloat16(acc[i] * inv);
   }
   if (lane == 0) {
-    const float lse = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    const float lse = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
     long long idx;
     if (p.varlen) idx = static_cast<long long>(h) * p.cu_q[p.batch] + q_start + row;
     else idx = (static_cast<long long>(b) * p.hq + h) * p.sq + row;
@@ -916,9 +1099,18 @@ __global__ void __launch_bounds__(128) fa_fwd_fallback(const FbParams p) {
   }
 }
 
-// ------------------------------------------------------------------------------------------------
-// Host side
-// ------------------------------------------------------------------------------------------------
+// ================================================================================================
+// 7. Host
+// ================================================================================================
+enum Status : int {
+  kOk = 0,
+  kBadArgument = 1,
+  kUnsupported = 2,     // head dim, or a size past 32-bit indexing
+  kTensorMapError = 3,  // cuTensorMapEncodeTiled unavailable or refused the map
+  kDeviceError = 4,     // device query or kernel attribute failed
+  kLaunchError = 5,
+};
+
 typedef CUresult (*EncodeTiledFn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
@@ -937,7 +1129,7 @@ static EncodeTiledFn get_encode() {
   return fn;
 }
 
-// 4-D map over [batch][rows][heads][head_dim] with a {64, box_rows, 1, 1} box, 128B swizzle.
+// 4-D map over [batch][rows][heads][head_dim] with a {64, box_rows, box_heads, 1} box, 128B swizzle.
 static bool make_map(CUtensorMap* map, const void* ptr, int d, long long rows, int heads, int batch,
                      const long long* strides /*{batch,row,head} elements*/, int varlen, int box_rows,
                      int box_heads) {
@@ -948,7 +1140,8 @@ static bool make_map(CUtensorMap* map, const void* ptr, int d, long long rows, i
   long long bstride = varlen ? strides[1] * rows : strides[0];
   cuuint64_t gstr[3] = {static_cast<cuuint64_t>(strides[1]) * 2, static_cast<cuuint64_t>(strides[2]) * 2,
                         static_cast<cuuint64_t>(bstride) * 2};
-  cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), static_cast<cuuint32_t>(box_heads), 1};
+  cuuint32_t box[4] = {static_cast<cuuint32_t>(kAtomCols), static_cast<cuuint32_t>(box_rows),
+                       static_cast<cuuint32_t>(box_heads), 1};
   cuuint32_t estr[4] = {1, 1, 1, 1};
   CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(ptr), dims, gstr, box, estr,
                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -959,9 +1152,10 @@ static bool make_map(CUtensorMap* map, const void* ptr, int d, long long rows, i
 // Split-KV workspace: allocated once (the first call that wants it, outside stream capture), never
 // freed or grown, so later calls allocate nothing.
 static constexpr size_t kWorkspaceBytes = size_t(64) << 20;
+static constexpr int kMaxDevices = 64;
 static void* workspace(int dev, cudaStream_t stream) {
-  static void* ws[64] = {nullptr};
-  if (dev < 0 || dev >= 64) return nullptr;
+  static void* ws[kMaxDevices] = {nullptr};
+  if (dev < 0 || dev >= kMaxDevices) return nullptr;
   if (!ws[dev]) {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) return nullptr;
@@ -975,6 +1169,7 @@ static void* workspace(int dev, cudaStream_t stream) {
   return ws[dev];
 }
 
+// TMA needs 16-byte aligned bases and strides (8 bf16) below 2^40 bytes.
 static bool tma_ok(const void* ptr, const long long* st, int varlen) {
   if (reinterpret_cast<uintptr_t>(ptr) % 16) return false;
   for (int i = varlen ? 1 : 0; i < 3; ++i) {
@@ -983,38 +1178,314 @@ static bool tma_ok(const void* ptr, const long long* st, int varlen) {
   return true;
 }
 
-template <int D, int BN, int STAGES>
-static int launch_main(const void* q, const void* k, const void* v, const Params& prm, int total_q_ub,
-                       int total_k_ub, int hkv, const long long* qs, const long long* ks_, const long long* vs,
-                       cudaStream_t stream) {
-  using C = Cfg<D, BN, STAGES>;
+// The current device's SM count and L2 size, queried once per device and cached (host-side
+// attribute queries only: no allocation, synchronization or copy, so capture-safe).
+struct DeviceInfo {
+  int nsm;
+  long long l2_bytes;
+};
+static int device_info(int* dev, DeviceInfo* info) {
+  static DeviceInfo cache[kMaxDevices] = {};
+  *dev = 0;
+  if (cudaGetDevice(dev) != cudaSuccess) return kDeviceError;
+  if (*dev < 0 || *dev >= kMaxDevices) return kDeviceError;
+  DeviceInfo& c = cache[*dev];
+  if (c.nsm == 0) {
+    int nsm = 0, l2 = 0;
+    if (cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, *dev) != cudaSuccess || nsm <= 0) return kDeviceError;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, *dev) != cudaSuccess) l2 = 0;
+    c.l2_bytes = l2;
+    c.nsm = nsm;
+  }
+  *info = c;
+  return kOk;
+}
+
+// The entry point's arguments.
+struct Args {
+  const void *q, *k, *v;
+  void* out;
+  float* lse;
+  const int *cu_q, *cu_k;
+  int batch, sq, sk, hq, hkv, d;
+  const long long *qs, *ks, *vs, *os;
+  float scale, softcap;
+  int causal;
+  cudaStream_t stream;
+};
+
+// ---- launch decisions --------------------------------------------------------------------------
+// Every rule below is stated in work (tiles, waves of one CTA per SM, key blocks, bytes), not in
+// sequence lengths: the lengths of the suite's grid (powers of two) are only where it was measured.
+// Units: a "tile" is BM = 128 query rows (GQA-packed: pack_g heads x pack_r rows) of one head slot;
+// a "wave" is one CTA per SM (the main kernel is 1 CTA/SM: 384 threads, > 114 KB of smem).
+
+// Keys visible to the last row of each m-block of one head slot, summed over its m-blocks (the
+// work of that head's tiles in keys; causal aligned bottom-right). Closed form of
+//   sum_m clamp(min(R (m+1), sq) + sk - sq, 0, sk).
+static long long head_visible_keys(long long sq, long long sk, int causal, int R) {
+  const long long n = (sq + R - 1) / R;
+  if (!causal) return n * sk;
+  const long long d = sk - sq;
+  const long long m_lo = d >= 0 ? 0 : (-d) / R;  // m-blocks below m_lo see no key
+  long long tot = sk;                             // the last m-block sees every key
+  if (n - 1 > m_lo) tot += R * ((n - 1) * n / 2 - m_lo * (m_lo + 1) / 2) + d * (n - 1 - m_lo);
+  return tot;
+}
+
+// A tile's fixed cost (Q load, pipeline fill, epilogue store) in keys of work: about one 128-key
+// block (v7: pairing, which hides it, gained 25 % on tiles of 2.5 blocks at d64 s512 causal).
+constexpr int kTileFixedKeys = 128;
+
+// d64's wide key block (BN 192, 3 stages: v9): wins when the tiles' mean visible keys are >= 2048
+// (measured wins: non-causal 2048 keys/tile +4 %, causal S=4096 ~2112 keys/tile; measured losses:
+// non-causal 1024 and causal S=2048 ~1088 keys/tile, v9/v10): its extra stage and its coarser
+// last/diagonal block are per-tile costs, its gain is per key block. Only where the unsplit tiles
+// fill a wave: below, split-KV sets the time and the narrow block gives it more blocks to share
+// (and the wide block was never measured there).
+constexpr int kWideMinMeanKeys = 2048;
+static bool use_wide_tiles(int varlen, double mean_keys, long long tiles, int nsm) {
+  return !varlen && tiles >= nsm && mean_keys >= kWideMinMeanKeys;
+}
+
+// GQA packing: the query heads sharing a KV head fill the tile's rows together when that needs
+// fewer tiles (decode and chunked prefill). Already a work rule: fewer tiles = fewer padded rows
+// through the tensor cores, with the same K/V bytes per tile.
+static void choose_gqa_packing(Params& prm, int seqlen_q, int heads_q, int heads_kv) {
+  const int g = prm.group;
+  if (g > 1 && BM % g == 0) {
+    const int r = BM / g;
+    const long long packed = static_cast<long long>((seqlen_q + r - 1) / r) * heads_kv;
+    const long long plain = static_cast<long long>(prm.n_mblocks) * heads_q;
+    if (packed < plain) {
+      prm.pack_g = g;
+      prm.pack_r = r;
+      prm.n_mblocks = (seqlen_q + r - 1) / r;
+    }
+  }
+}
+
+// Split-KV: the splits of all tiles fill at most one wave, ns = floor(SMs / tiles), each split
+// with >= kMinBlocksPerSplit key blocks, at most kMaxSplits. One wave because a second round of
+// splits halves each split's keys but adds a second fixed cost and twice the partials: the same
+// makespan, more overhead (old rule 2 SMs / tiles made ~2 rounds). It also gives v8's "only below
+// half the SMs" (ns >= 2 <=> tiles <= SMs / 2): from there up a split costs a second round.
+// >= 2 key blocks per split: with one, the split's fixed cost (Q load, partial store, combine
+// read) is as large as its work. Returns 1 for no split.
+constexpr int kMinBlocksPerSplit = 2;
+static int choose_splits(long long tiles, int nbk, int nsm) {
+  long long ns = nsm / tiles;
+  if (ns > nbk / kMinBlocksPerSplit) ns = nbk / kMinBlocksPerSplit;
+  if (ns > kMaxSplits) ns = kMaxSplits;
+  return ns >= 2 ? static_cast<int>(ns) : 1;
+}
+
+// Causal schedule and grid (non-causal, non-varlen: persistent, one CTA per SM at most, as before).
+//  * tiles <= SMs: one CTA per tile (every tile has its own SM).
+//  * pairing (persistent, heavy with light) when its round quantization loss
+//      nsm * ceil(pairs / nsm) / pairs - 1
+//    is at most the fixed cost it hides, kTileFixedKeys / mean visible keys per tile. The suite's
+//    pair counts (powers of two) lose 3.1 % on 132 SMs; the hidden cost is 6 % at S = 4096 and
+//    3.08 % at 8192, so pairing up to S = 4096 as v7's 32-m-block limit (at 8192 both are even,
+//    as v7's exploration found). Off the grid, e.g. 192 pairs on 132 SMs lose 37.5 %.
+//  * otherwise one CTA per tile; with fewer than kBandMaxWaves waves, ordered heavy first across
+//    bands of head slots whose K/V fit a quarter of L2 (in-order dispatch of heavy-first tiles is
+//    longest-processing-time-first scheduling; head by head, the heaviest tiles of the last heads
+//    start in the last wave). From kBandMaxWaves waves up the head-by-head order's tail is small.
+constexpr int kBandMaxWaves = 8;
+constexpr int kBandL2Fraction = 4;
+static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, long long kv_bytes_per_head,
+                       long long l2_bytes) {
+  prm.n_pairs = 0;
+  prm.band = 0;
+  const bool uniform = !prm.causal && !prm.varlen;
+  if (uniform) return static_cast<int>(tiles < nsm ? tiles : nsm);
+  if (prm.varlen || prm.n_splits > 1 || tiles <= nsm) return static_cast<int>(tiles);
+  const long long slots = static_cast<long long>(prm.hq / prm.pack_g) * prm.batch;
+  const long long pairs = static_cast<long long>((prm.n_mblocks + 1) / 2) * slots;
+  const double pair_loss = static_cast<double>(nsm) * ((pairs + nsm - 1) / nsm) / pairs - 1.0;
+  const double hidden = kTileFixedKeys / (mean_keys > 1.0 ? mean_keys : 1.0);
+  if (pair_loss <= hidden) {
+    prm.n_pairs = static_cast<int>(pairs);
+    return static_cast<int>(pairs < nsm ? pairs : nsm);
+  }
+  if (tiles < static_cast<long long>(kBandMaxWaves) * nsm && kv_bytes_per_head > 0) {
+    const long long kv_heads = l2_bytes / kBandL2Fraction / kv_bytes_per_head;  // KV heads whose K/V fit
+    // Slots are query heads (adjacent ones share a KV head) or, GQA-packed, KV heads.
+    long long band = (kv_heads > 1 ? kv_heads : 1) * (prm.pack_g == 1 ? prm.group : 1);
+    if (band > slots) band = slots;
+    if (band > 1) prm.band = static_cast<int>(band);
+  }
+  return static_cast<int>(tiles);
+}
+
+// ---- launches ----------------------------------------------------------------------------------
+template <class C>
+static int launch_main(const Args& a, const Params& prm, int total_q_ub, int total_k_ub) {
   CUtensorMap mq, mk, mv;
   const long long rq = prm.varlen ? total_q_ub : prm.sq;
   const long long rk = prm.varlen ? total_k_ub : prm.sk;
-  if (!make_map(&mq, q, D, rq, prm.hq, prm.batch, qs, prm.varlen, prm.pack_r, prm.pack_g)) return 3;
-  if (!make_map(&mk, k, D, rk, hkv, prm.batch, ks_, prm.varlen, BN, 1)) return 3;
-  if (!make_map(&mv, v, D, rk, hkv, prm.batch, vs, prm.varlen, BN, 1)) return 3;
-  auto kern = fa_fwd_sm90<D, BN, STAGES>;
-  if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return 4;
-  int dev = 0, nsm = 132;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 4;
-  if (cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 4;
+  if (!make_map(&mq, a.q, C::D, rq, prm.hq, prm.batch, a.qs, prm.varlen, prm.pack_r, prm.pack_g)) return kTensorMapError;
+  if (!make_map(&mk, a.k, C::D, rk, a.hkv, prm.batch, a.ks, prm.varlen, C::BN, 1)) return kTensorMapError;
+  if (!make_map(&mv, a.v, C::D, rk, a.hkv, prm.batch, a.vs, prm.varlen, C::BN, 1)) return kTensorMapError;
+  auto kern = fa_fwd_sm90<C::D, C::BN, C::STAGES>;
+  if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
+  int dev;
+  DeviceInfo di;
+  if (device_info(&dev, &di) != kOk) return kDeviceError;
   const long long tiles = static_cast<long long>(prm.n_mblocks) * prm.n_splits * (prm.hq / prm.pack_g) * prm.batch;
-  if (tiles >= (1LL << 31)) return 2;
-  // Persistent CTAs when every tile costs the same, or when causal tiles can be paired heavy with
-  // light (equal-cost pairs); one CTA per tile otherwise (varlen, split causal), so the hardware's
-  // in-order block dispatch balances the uneven tiles and keeps neighbours on one head.
+  if (tiles >= (1LL << 31)) return kUnsupported;
   Params pk = prm;
-  pk.n_pairs = 0;
-  const bool uniform = !prm.causal && !prm.varlen;
-  int grid = static_cast<int>((!uniform || tiles < nsm) ? tiles : nsm);
-  if (prm.causal && !prm.varlen && prm.n_splits == 1 && tiles > nsm && prm.n_mblocks <= KS_PAIR_MAX_MBLOCKS) {
-    const long long pairs = static_cast<long long>((prm.n_mblocks + 1) / 2) * (prm.hq / prm.pack_g) * prm.batch;
-    pk.n_pairs = static_cast<int>(pairs);
-    grid = static_cast<int>(pairs < nsm ? pairs : nsm);
+  const double mean_keys = prm.varlen ? 0.0
+                                      : static_cast<double>(head_visible_keys(prm.sq, prm.sk, prm.causal, prm.pack_r)) /
+                                            prm.n_mblocks;
+  const long long kv_bytes_per_head = 2LL * prm.sk * C::D * 2;  // K and V of one (batch, KV head), bf16
+  const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes);
+  kern<<<grid, NTHREADS, C::SMEM, a.stream>>>(mq, mk, mv, pk);
+  return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
+}
+
+template <int D>
+static int launch_combine(const Args& a, const Params& prm) {
+  CombParams c;
+  c.o_part = prm.o_part;
+  c.lse_part = prm.lse_part;
+  c.o = prm.o;
+  c.lse = a.lse;
+  c.o_sb = a.os[0];
+  c.o_sr = a.os[1];
+  c.o_sh = a.os[2];
+  c.batch = a.batch;
+  c.hq = a.hq;
+  c.sq = a.sq;
+  c.n_splits = prm.n_splits;
+  const long long rows = static_cast<long long>(a.batch) * a.hq * a.sq;
+  const unsigned blocks = static_cast<unsigned>((rows + kCombineRowsPerBlock - 1) / kCombineRowsPerBlock);
+  fa_combine<D><<<blocks, kCombineThreads, 0, a.stream>>>(c);
+  return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
+}
+
+template <int D>
+static int launch_fallback(const Args& a, const Params& prm, bool only_small, int bn_main) {
+  FbParams f;
+  f.q = static_cast<const __nv_bfloat16*>(a.q);
+  f.k = static_cast<const __nv_bfloat16*>(a.k);
+  f.v = static_cast<const __nv_bfloat16*>(a.v);
+  f.o = static_cast<__nv_bfloat16*>(a.out);
+  f.lse = a.lse;
+  f.cu_q = a.cu_q;
+  f.cu_k = a.cu_k;
+  f.q_sb = a.qs[0]; f.q_sr = a.qs[1]; f.q_sh = a.qs[2];
+  f.k_sb = a.ks[0]; f.k_sr = a.ks[1]; f.k_sh = a.ks[2];
+  f.v_sb = a.vs[0]; f.v_sr = a.vs[1]; f.v_sh = a.vs[2];
+  f.o_sb = a.os[0]; f.o_sr = a.os[1]; f.o_sh = a.os[2];
+  f.batch = a.batch; f.sq = a.sq; f.sk = a.sk; f.hq = a.hq; f.group = a.hq / a.hkv;
+  f.d = D; f.varlen = prm.varlen; f.causal = prm.causal;
+  f.only_small = only_small ? 1 : 0;
+  f.bn_main = bn_main;
+  f.scale = a.scale; f.cap_in = prm.cap_in; f.cap_out = prm.cap_out;
+  dim3 grid((a.sq + kFbRowsPerBlock - 1) / kFbRowsPerBlock, a.hq, a.batch);
+  fa_fwd_fallback<D><<<grid, kFbThreads, 0, a.stream>>>(f);
+  return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
+}
+
+// ---- one head dim: validate the rest, decide, launch -------------------------------------------
+template <int D>
+static int attention(const Args& a) {
+  using Tiles = HeadDimTiles<D>;
+  const int varlen = (a.cu_q != nullptr) ? 1 : 0;
+  if (varlen != (a.cu_k != nullptr ? 1 : 0)) return kBadArgument;
+  if (a.sq == 0) return kOk;
+  if (!(a.softcap >= 0.f)) return kBadArgument;
+
+  Params prm;
+  prm.o = static_cast<__nv_bfloat16*>(a.out);
+  prm.lse = a.lse;
+  prm.cu_q = a.cu_q;
+  prm.cu_k = a.cu_k;
+  prm.o_sb = a.os[0];
+  prm.o_sr = a.os[1];
+  prm.o_sh = a.os[2];
+  prm.batch = a.batch;
+  prm.sq = a.sq;
+  prm.sk = a.sk;
+  prm.hq = a.hq;
+  prm.group = a.hq / a.hkv;
+  prm.varlen = varlen;
+  prm.causal = a.causal ? 1 : 0;
+  if (a.softcap > 0.f) {  // the score is capped first, then taken to log2 units
+    prm.cap_in = a.scale / a.softcap;
+    prm.cap_out = a.softcap;
+    prm.sl2 = kLog2e;
+  } else {
+    prm.cap_in = 0.f;
+    prm.cap_out = 0.f;
+    prm.sl2 = a.scale * kLog2e;
   }
-  kern<<<grid, NTHREADS, C::SMEM, stream>>>(mq, mk, mv, pk);
-  return cudaGetLastError() == cudaSuccess ? 0 : 5;
+
+  bool use_main = a.sk > 0;
+  use_main = use_main && tma_ok(a.q, a.qs, varlen) && tma_ok(a.k, a.ks, varlen) && tma_ok(a.v, a.vs, varlen);
+  use_main = use_main && (reinterpret_cast<uintptr_t>(a.out) % 16 == 0) && a.os[1] % 8 == 0 && a.os[2] % 8 == 0 &&
+             (varlen || a.os[0] % 8 == 0);
+  const bool fixed_len = use_main && !varlen;  // the host knows every tile's work
+
+  // Defaults: no GQA packing, no split.
+  prm.pack_g = 1;
+  prm.pack_r = BM;
+  prm.n_mblocks = (a.sq + BM - 1) / BM;
+  prm.n_splits = 1;
+  prm.n_pairs = 0;
+  prm.band = 0;
+  prm.o_part = nullptr;
+  prm.lse_part = nullptr;
+  int dev = 0;
+  DeviceInfo di{0, 0};
+  long long tiles = 0;
+  if (fixed_len) {
+    if (device_info(&dev, &di) != kOk) return kDeviceError;
+    choose_gqa_packing(prm, a.sq, a.hq, a.hkv);
+    tiles = static_cast<long long>(prm.n_mblocks) * (a.hq / prm.pack_g) * a.batch;
+  }
+  // Which key tile the main kernel uses (the fallback's varlen check needs it too).
+  bool wide = false;
+  if (Tiles::kHasWide && fixed_len) {
+    const double mean_keys = static_cast<double>(head_visible_keys(a.sq, a.sk, prm.causal, prm.pack_r)) / prm.n_mblocks;
+    wide = use_wide_tiles(varlen, mean_keys, tiles, di.nsm);
+  }
+  const int bn_main = wide ? Tiles::Wide::BN : Tiles::Narrow::BN;
+  // Varlen: the main kernel needs >= one box of rows per packed tensor; when the maxima cannot prove
+  // it, launch both and let each decide on the device from cu_seqlens[batch].
+  const bool also_fallback = use_main && varlen && (a.sq < BM || a.sk < bn_main);
+
+  if (fixed_len) {
+    const int nbk = (a.sk + bn_main - 1) / bn_main;
+    int ns = choose_splits(tiles, nbk, di.nsm);
+    // The partials must fit the workspace: fewer splits until they do.
+    const size_t row_bytes = static_cast<size_t>(a.batch) * a.hq * a.sq * (D + 1) * sizeof(float);
+    while (ns >= 2 && static_cast<size_t>(ns) * row_bytes > kWorkspaceBytes) --ns;
+    if (ns >= 2) {
+      void* ws = workspace(dev, a.stream);
+      if (ws) {
+        prm.n_splits = ns;
+        prm.lse_part = static_cast<float*>(ws);
+        prm.o_part = prm.lse_part + static_cast<size_t>(ns) * a.batch * a.hq * a.sq;
+      }
+    }
+  }
+  if (use_main) {
+    const long long tq = static_cast<long long>(a.batch) * a.sq, tk = static_cast<long long>(a.batch) * a.sk;
+    if (tq >= (1LL << 31) || tk >= (1LL << 31)) return kUnsupported;
+    const int tqi = static_cast<int>(tq), tki = static_cast<int>(tk);
+    int rc;
+    if constexpr (Tiles::kHasWide)
+      rc = wide ? launch_main<typename Tiles::Wide>(a, prm, tqi, tki) : launch_main<typename Tiles::Narrow>(a, prm, tqi, tki);
+    else
+      rc = launch_main<typename Tiles::Narrow>(a, prm, tqi, tki);
+    if (rc) return rc;
+    if (prm.n_splits > 1 && (rc = launch_combine<D>(a, prm))) return rc;
+  }
+  if (!use_main || also_fallback) return launch_fallback<D>(a, prm, also_fallback, bn_main);
+  return kOk;
 }
 
 }  // namespace ks
@@ -1024,167 +1495,21 @@ extern "C" int ks_flash_attn_fwd(const void* q, const void* k, const void* v, vo
                                  int seqlen_k, int heads_q, int heads_kv, int head_dim, const long long* q_strides,
                                  const long long* k_strides, const long long* v_strides,
                                  const long long* o_strides, float softmax_scale, float softcap, int causal,
-                                 void* stream_) {
+                                 void* stream) {
   using namespace ks;
-  cudaStream_t stream = static_cast<cudaStream_t>(stream_);
-  if (!q || !k || !v || !out || !lse || !q_strides || !k_strides || !v_strides || !o_strides) return 1;
-  if (batch <= 0 || seqlen_q < 0 || seqlen_k < 0 || heads_q <= 0 || heads_kv <= 0) return 1;
-  if (heads_q % heads_kv) return 1;
-  if (head_dim != 64 && head_dim != 96 && head_dim != 128 && head_dim != 192 && head_dim != 256) return 2;
-  const int varlen = (cu_seqlens_q != nullptr) ? 1 : 0;
-  if (varlen != (cu_seqlens_k != nullptr ? 1 : 0)) return 1;
-  if (seqlen_q == 0) return 0;
-  if (!(softcap >= 0.f)) return 1;
-
-  const float LOG2E = 1.4426950408889634f;
-  Params prm;
-  prm.o = static_cast<__nv_bfloat16*>(out);
-  prm.lse = lse;
-  prm.cu_q = cu_seqlens_q;
-  prm.cu_k = cu_seqlens_k;
-  prm.o_sb = o_strides[0];
-  prm.o_sr = o_strides[1];
-  prm.o_sh = o_strides[2];
-  prm.batch = batch;
-  prm.sq = seqlen_q;
-  prm.sk = seqlen_k;
-  prm.hq = heads_q;
-  prm.group = heads_q / heads_kv;
-  prm.varlen = varlen;
-  prm.causal = causal ? 1 : 0;
-  if (softcap > 0.f) {
-    prm.cap_in = softmax_scale / softcap;
-    prm.cap_out = softcap;
-    prm.sl2 = LOG2E;
-  } else {
-    prm.cap_in = 0.f;
-    prm.cap_out = 0.f;
-    prm.sl2 = softmax_scale * LOG2E;
+  if (!q || !k || !v || !out || !lse || !q_strides || !k_strides || !v_strides || !o_strides) return kBadArgument;
+  if (batch <= 0 || seqlen_q < 0 || seqlen_k < 0 || heads_q <= 0 || heads_kv <= 0) return kBadArgument;
+  if (heads_q % heads_kv) return kBadArgument;
+  const Args a{q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, batch, seqlen_q, seqlen_k, heads_q, heads_kv,
+               head_dim, q_strides, k_strides, v_strides, o_strides, softmax_scale, softcap, causal,
+               static_cast<cudaStream_t>(stream)};
+  // The one head-dim dispatch: everything below it is a template on D.
+  switch (head_dim) {
+    case 64: return attention<64>(a);
+    case 96: return attention<96>(a);
+    case 128: return attention<128>(a);
+    case 192: return attention<192>(a);
+    case 256: return attention<256>(a);
+    default: return kUnsupported;
   }
-
-  // Which key tile the main kernel uses for this head dim (the fallback's varlen check needs it).
-  const bool d64_long = head_dim == 64 && !varlen && seqlen_q >= KS_D64_LONG_MIN && seqlen_k >= KS_D64_LONG_MIN;
-  const int bn_main = head_dim == 64 ? (d64_long ? KS_D64_LONG_BN : KS_D64_BN) : head_dim == 96 ? KS_D96_BN : head_dim == 128 ? KS_D128_BN
-                      : head_dim == 192 ? KS_D192_BN : KS_D256_BN;
-  bool use_main = seqlen_k > 0;
-  use_main = use_main && tma_ok(q, q_strides, varlen) && tma_ok(k, k_strides, varlen) && tma_ok(v, v_strides, varlen);
-  use_main = use_main && (reinterpret_cast<uintptr_t>(out) % 16 == 0) && o_strides[1] % 8 == 0 &&
-             o_strides[2] % 8 == 0 && (varlen || o_strides[0] % 8 == 0);
-  // Varlen: the main kernel needs >= one box of rows per packed tensor; when the maxima cannot prove
-  // it, launch both and let each decide on the device from cu_seqlens[batch].
-  bool also_fallback = false;
-  if (use_main && varlen && (seqlen_q < BM || seqlen_k < bn_main)) also_fallback = true;
-
-  int rc = 0;
-  // Defaults: no GQA packing, no split.
-  prm.pack_g = 1;
-  prm.pack_r = BM;
-  prm.n_mblocks = (seqlen_q + BM - 1) / BM;
-  prm.n_splits = 1;
-  prm.o_part = nullptr;
-  prm.lse_part = nullptr;
-  if (use_main && !varlen) {
-    int dev = 0, nsm = 132;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 4;
-    if (cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 4;
-    // GQA packing: the query heads sharing a KV head fill the tile's rows together when that
-    // needs fewer tiles (decode and chunked prefill).
-    const int g = prm.group;
-    if (g > 1 && BM % g == 0) {
-      const int r = BM / g;
-      const long long packed = static_cast<long long>((seqlen_q + r - 1) / r) * heads_kv;
-      const long long plain = static_cast<long long>(prm.n_mblocks) * heads_q;
-      if (packed < plain) {
-        prm.pack_g = g;
-        prm.pack_r = r;
-        prm.n_mblocks = (seqlen_q + r - 1) / r;
-      }
-    }
-    // Split-KV when there are too few tiles to fill the GPU and enough key blocks to share.
-    const long long tiles = static_cast<long long>(prm.n_mblocks) * (heads_q / prm.pack_g) * batch;
-    const int nbk = (seqlen_k + bn_main - 1) / bn_main;
-    if (2 * tiles <= nsm && nbk >= 4) {  // from half the SMs up, the combine costs more than the split gains
-      int ns = static_cast<int>((2 * nsm) / tiles);
-      ns = ns < nbk / 2 ? ns : nbk / 2;
-      ns = ns < 16 ? ns : 16;
-      const size_t need = static_cast<size_t>(ns) * batch * heads_q * seqlen_q * (head_dim + 1) * sizeof(float);
-      if (ns >= 2) {
-        void* ws = workspace(dev, stream);
-        if (ws && need <= kWorkspaceBytes) {
-          prm.n_splits = ns;
-          prm.lse_part = static_cast<float*>(ws);
-          prm.o_part = prm.lse_part + static_cast<size_t>(ns) * batch * heads_q * seqlen_q;
-        }
-      }
-    }
-  }
-  if (use_main) {
-    const long long tq = static_cast<long long>(batch) * seqlen_q, tk = static_cast<long long>(batch) * seqlen_k;
-    if (tq >= (1LL << 31) || tk >= (1LL << 31)) return 2;
-    const int tqi = static_cast<int>(tq), tki = static_cast<int>(tk);
-    switch (head_dim) {
-      case 64:
-        rc = d64_long ? launch_main<64, KS_D64_LONG_BN, KS_D64_LONG_ST>(q, k, v, prm, tqi, tki, heads_kv, q_strides, k_strides, v_strides, stream)
-                      : launch_main<64, KS_D64_BN, KS_D64_ST>(q, k, v, prm, tqi, tki, heads_kv, q_strides, k_strides, v_strides, stream);
-        break;
-      case 96: rc = launch_main<96, KS_D96_BN, KS_D96_ST>(q, k, v, prm, tqi, tki, heads_kv, q_strides, k_strides, v_strides, stream); break;
-      case 128: rc = launch_main<128, KS_D128_BN, KS_D128_ST>(q, k, v, prm, tqi, tki, heads_kv, q_strides, k_strides, v_strides, stream); break;
-      case 192: rc = launch_main<192, KS_D192_BN, KS_D192_ST>(q, k, v, prm, tqi, tki, heads_kv, q_strides, k_strides, v_strides, stream); break;
-      default: rc = launch_main<256, KS_D256_BN, KS_D256_ST>(q, k, v, prm, tqi, tki, heads_kv, q_strides, k_strides, v_strides, stream); break;
-    }
-    if (rc) return rc;
-    if (prm.n_splits > 1) {
-      CombParams c;
-      c.o_part = prm.o_part;
-      c.lse_part = prm.lse_part;
-      c.o = prm.o;
-      c.lse = lse;
-      c.o_sb = o_strides[0];
-      c.o_sr = o_strides[1];
-      c.o_sh = o_strides[2];
-      c.batch = batch;
-      c.hq = heads_q;
-      c.sq = seqlen_q;
-      c.n_splits = prm.n_splits;
-      const long long rows = static_cast<long long>(batch) * heads_q * seqlen_q;
-      const unsigned blocks = static_cast<unsigned>((rows + 3) / 4);
-      switch (head_dim) {
-        case 64: fa_combine<64><<<blocks, 128, 0, stream>>>(c); break;
-        case 96: fa_combine<96><<<blocks, 128, 0, stream>>>(c); break;
-        case 128: fa_combine<128><<<blocks, 128, 0, stream>>>(c); break;
-        case 192: fa_combine<192><<<blocks, 128, 0, stream>>>(c); break;
-        default: fa_combine<256><<<blocks, 128, 0, stream>>>(c); break;
-      }
-      if (cudaGetLastError() != cudaSuccess) return 5;
-    }
-  }
-  if (!use_main || also_fallback) {
-    FbParams f;
-    f.q = static_cast<const __nv_bfloat16*>(q);
-    f.k = static_cast<const __nv_bfloat16*>(k);
-    f.v = static_cast<const __nv_bfloat16*>(v);
-    f.o = static_cast<__nv_bfloat16*>(out);
-    f.lse = lse;
-    f.cu_q = cu_seqlens_q;
-    f.cu_k = cu_seqlens_k;
-    f.q_sb = q_strides[0]; f.q_sr = q_strides[1]; f.q_sh = q_strides[2];
-    f.k_sb = k_strides[0]; f.k_sr = k_strides[1]; f.k_sh = k_strides[2];
-    f.v_sb = v_strides[0]; f.v_sr = v_strides[1]; f.v_sh = v_strides[2];
-    f.o_sb = o_strides[0]; f.o_sr = o_strides[1]; f.o_sh = o_strides[2];
-    f.batch = batch; f.sq = seqlen_q; f.sk = seqlen_k; f.hq = heads_q; f.group = heads_q / heads_kv;
-    f.d = head_dim; f.varlen = varlen; f.causal = prm.causal;
-    f.only_small = also_fallback ? 1 : 0;
-    f.bn_main = bn_main;
-    f.scale = softmax_scale; f.cap_in = prm.cap_in; f.cap_out = prm.cap_out;
-    dim3 grid((seqlen_q + 3) / 4, heads_q, batch);
-    switch (head_dim) {
-      case 64: fa_fwd_fallback<64><<<grid, 128, 0, stream>>>(f); break;
-      case 96: fa_fwd_fallback<96><<<grid, 128, 0, stream>>>(f); break;
-      case 128: fa_fwd_fallback<128><<<grid, 128, 0, stream>>>(f); break;
-      case 192: fa_fwd_fallback<192><<<grid, 128, 0, stream>>>(f); break;
-      default: fa_fwd_fallback<256><<<grid, 128, 0, stream>>>(f); break;
-    }
-    if (cudaGetLastError() != cudaSuccess) return 5;
-  }
-  return 0;
 }
