@@ -9,11 +9,15 @@ comes through this interface.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import importlib.util
+import re
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 
@@ -138,17 +142,78 @@ def load_task(path: str | Path) -> Task:
     module_file = folder / "task.py"
     if not module_file.is_file():
         raise TaskError(f"{folder}: the task folder has no task.py; a task defines TASK in task.py.")
-    module_name = f"kernelseek_task_{folder.resolve().name}"
-    spec = importlib.util.spec_from_file_location(module_name, module_file)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    with _load_lock:
+        module = _exec_task_module(folder.resolve())
     task = getattr(module, "TASK", None)
     if not isinstance(task, Task):
         raise TaskError(f"{module_file}: TASK is missing or not a kernelseek Task; define TASK = YourTask().")
     task.folder = folder.resolve()
     return task
+
+
+# --- running a task folder's code -----------------------------------------------------------------
+#
+# Each folder's task.py runs as the module `kernelseek_tasks.<folder>_<hash>.task` of a package whose
+# path is the folder, so `from . import scenarios` finds the folder's own scenarios.py. A plain
+# `import scenarios` at the top of task.py finds it too: while task.py runs, the folder is first on
+# sys.path and the names of its modules are free in sys.modules (another task's `scenarios`, loaded
+# earlier, is set aside and put back after). Afterwards the folder's modules live only under the
+# package's name, so two task folders with modules of the same name never see each other's.
+
+TASKS_PACKAGE = "kernelseek_tasks"
+_load_lock = threading.RLock()
+
+
+def _package_name(folder: Path) -> str:
+    safe = re.sub(r"\W", "_", folder.name) or "task"
+    return f"{TASKS_PACKAGE}.{safe}_{hashlib.sha1(str(folder).encode()).hexdigest()[:8]}"
+
+
+def _own_module_names(folder: Path) -> set[str]:
+    """Top-level names the folder's own modules would be imported as (`scenarios` for scenarios.py)."""
+    names = {p.stem for p in folder.glob("*.py")}
+    names |= {p.name for p in folder.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    return {n for n in names if n.isidentifier()}
+
+
+def _matches(key: str, names: set[str]) -> bool:
+    return key.split(".", 1)[0] in names
+
+
+def _inside(module: ModuleType, folder: Path) -> bool:
+    file = getattr(module, "__file__", None)
+    return bool(file) and Path(file).resolve().is_relative_to(folder)
+
+
+def _exec_task_module(folder: Path) -> ModuleType:
+    package = _package_name(folder)
+    for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
+        del sys.modules[key]  # a fresh load runs the folder's code again
+    if TASKS_PACKAGE not in sys.modules:
+        root = ModuleType(TASKS_PACKAGE, "The task folders the harness loaded (one subpackage each).")
+        root.__path__ = []
+        sys.modules[TASKS_PACKAGE] = root
+    holder = ModuleType(package, f"The task folder {folder}.")
+    holder.__path__ = [str(folder)]
+    holder.__package__ = package
+    sys.modules[package] = holder
+    names = _own_module_names(folder)
+    set_aside = {k: sys.modules.pop(k) for k in [k for k in sys.modules if _matches(k, names)]}
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(f"{package}.task", folder / "task.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+        for key in [k for k in sys.modules if _matches(k, names)]:
+            loaded = sys.modules.pop(key)
+            if _inside(loaded, folder):
+                sys.modules.setdefault(f"{package}.{key}", loaded)
+        sys.modules.update(set_aside)
+    return module
 
 
 def repo_root() -> Path:

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import ctypes
 import math
-import sys
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).parent))
-import baselines as baseline_adapters  # noqa: E402
-import scenarios as suites  # noqa: E402
+from kernelseek.harness.task import Scenario, Task
 
-from kernelseek.harness.task import Scenario, Task  # noqa: E402
+from . import baselines as baseline_adapters
+from . import scenarios as suites
 
 LL3 = ctypes.c_longlong * 3
 
