@@ -5,52 +5,17 @@
     plateau        no gain over N evaluations
     failing        M incorrect candidates in a row
 
-The claimed-limit detector is rule-based (the patterns below); a model-based one can be added with
-`limit_detector_model` in the configuration, and is asked only when the rules found nothing.
+The claimed-limit detector is `kernelseek.agent.claims` (rules, measured on a labelled corpus; a model
+as well when `limit_detector_model` is configured).
 """
 
 from __future__ import annotations
 
-import re
-
+from kernelseek.agent.claims import claimed_limit
 from kernelseek.agent.configuration import Configuration
 from kernelseek.agent.state import State
 
-LIMIT_PATTERNS = [
-    r"\b(memory|bandwidth|compute|latency|dram|hbm)[- ]bound\b",
-    r"\b(bound|limited) by (the )?(memory|bandwidth|dram|hbm|hardware|compute|latency)\b",
-    r"\b(at|near|close to|reach(ed|es)?|hit(s|ting)?) (the )?(hardware'?s? )?(peak|roofline|ceiling|"
-    r"theoretical (max(imum)?|limit|peak)|speed of light)\b",
-    r"\b(theoretical|hardware) (limit|maximum|peak|ceiling)\b",
-    r"\bimpossible\b",
-    r"\b(can ?not|can't|cannot|won't|unable to) (be )?(made |go |get )?(any )?(faster|further|improved?|beat)\b",
-    r"\bno (further |more )?(room|headroom)\b",
-    r"\b(already )?(optimal|as fast as (it|this) (can|gets|will))\b",
-    r"\b(this|that) is the (best|limit|maximum)\b",
-    r"\bdiminishing returns\b",
-]
-_LIMIT = re.compile("|".join(f"(?:{p})" for p in LIMIT_PATTERNS), re.IGNORECASE)
-
-
-def claimed_limit(text: str, model: str | None = None) -> str | None:
-    """The sentence in which the worker claims a limit, or None."""
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text or ""):
-        if _LIMIT.search(sentence):
-            return sentence.strip()[:300]
-    if model and text.strip():
-        return _ask_model(text, model)
-    return None
-
-
-def _ask_model(text: str, model: str) -> str | None:
-    from kernelseek.models import completion
-
-    prompt = ("Does the following message from a programmer claim that the code cannot be made faster because "
-              "of some limit (hardware, bandwidth, peak, impossibility)? Answer YES or NO on the first line, then "
-              "quote the sentence.\n\n" + text[-4000:])
-    reply = completion(model=model, messages=[{"role": "user", "content": prompt}])
-    answer = (reply.choices[0].message.content or "").strip()
-    return answer.split("\n", 1)[-1].strip()[:300] or "limit claimed" if answer.upper().startswith("YES") else None
+__all__ = ["claimed_limit", "detect"]
 
 
 def detect(state: State, cfg: Configuration, *, after_eval: bool) -> tuple[str, str] | None:
