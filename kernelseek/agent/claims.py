@@ -78,7 +78,7 @@ SUPPRESSORS = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(whether|if) (it|this|that|we|we're|the \w+|they)\b.*\b(bound|limited|peak|roofline|ceiling|saturat\w*|"
     r"optimal|limit)",
     r"\b(far|well) (from|below|under)\b",
-    r"\b(headroom|room) (to|for|left)\b(?!.*\bno\b)",
+    r"(?<!no )(?<!no more )(?<!no real )\b(headroom|room) (to|for|left)\b",
     r"\ba lot left\b",
     r"\b(clearly|plenty of|lots of|still) (room|headroom)\b",
     # a plan to keep working (a plan to stop is not one)
