@@ -150,8 +150,13 @@ def test_model_classifier_rewrites_and_falls_back(monkeypatch):
     result = classify("Use TMA multicast for the shared operand", model="openai/scripted", mock_response=reply)
     assert (result.kind, result.text, result.flags) == ("inform", "Load each shared input once for several blocks.", [])
     assert result.method == "model:openai/scripted"
-    result = classify("Use TMA multicast for the shared operand", model="openai/scripted", mock_response="no idea")
+    result = classify("Use TMA multicast for the shared operand", model="openai/scripted", mock_response="no idea",
+                      terms=[])
     assert result.method == "rules" and result.flags == ["tma", "multicast"] and "unusable" in result.note
+    # with the repository's term map, the rules' fallback still rewrites the vendor words
+    result = classify("Use TMA multicast for the shared operand", model="openai/scripted", mock_response="no idea")
+    assert result.text == "Use bulk asynchronous copies shared by a block group for the shared operand"
+    assert result.flags == [] and result.rewrites == ["TMA multicast -> bulk asynchronous copies shared by a block group"]
 
 
 def test_cli_learn_then_show(bank):
@@ -181,3 +186,76 @@ def test_a_message_that_was_not_put_as_a_question_is_not_learned(bank, tmp_path)
     assert summary.messages == 9
     provenance = load_bank_file(bank / "learned-humans.yaml").questions[0].provenance[0]
     assert provenance["worker_words"] == "I think this is done."
+
+
+REPO_BANK = Path(__file__).resolve().parents[1] / "bank"
+
+
+@pytest.fixture()
+def seeded(bank) -> Path:
+    """A bank folder holding the repository's seed bank and term map."""
+    shutil.copy(REPO_BANK / "seed.yaml", bank / "seed.yaml")
+    shutil.copy(REPO_BANK / "terms.yaml", bank / "terms.yaml")
+    return bank
+
+
+def test_near_duplicates_of_seed_questions_merge_into_them_and_the_seed_file_is_untouched(seeded):
+    seed_before = (seeded / "seed.yaml").read_bytes()
+    summary = learn([A, B], bank_dir=seeded)
+    assert (seeded / "seed.yaml").read_bytes() == seed_before
+    # three of the sessions' messages are near-duplicates of seed questions (similarity 0.78 to 0.94)
+    assert sorted(set(summary.merged) & {"oth-smaller-step", "oth-explain-best", "oth-summary"}) == \
+        ["oth-explain-best", "oth-smaller-step", "oth-summary"]
+    assert summary.messages == 19 and len(summary.added) == 13 and len(summary.merged) == 6
+    learned = load_bank_file(seeded / "learned-humans.yaml")
+    assert set(learned.merged) == {"oth-smaller-step", "oth-explain-best", "oth-summary"}
+    texts = {q.text for q in learned.questions}
+    assert not texts & {"Summarize what you tried and what each attempt gave.",
+                        "Can you make the change in a smaller step and check it alone?"}
+    # loaded together, the seed question carries the session's provenance and its outcome
+    by_id = {q.id: q for q in load_bank(seeded)}
+    smaller = by_id["oth-smaller-step"]
+    sessions = [p for p in smaller.provenance if p["source"] == "session"]
+    assert [p["original"] for p in sessions] == ["Can you make the change in a smaller step and check it alone?"]
+    assert smaller.provenance[0] == {"source": "hand-written"} and "failing" in smaller.fits
+    assert smaller.outcomes["asked"] == 1
+    # learning again adds nothing
+    again = learn([A, B], bank_dir=seeded)
+    assert again.already == 19 and not again.changed
+
+
+def test_the_term_map_rewrites_operator_and_vendor_words_without_a_model(seeded):
+    summary = learn([A, B], bank_dir=seeded)
+    entries = {p["original"]: q for q in load_bank_file(seeded / "learned-humans.yaml").questions for p in q.provenance}
+    tma = entries["Use TMA multicast to load the shared operand once per cluster."]
+    assert tma.text == "Use bulk asynchronous copies shared by a block group to load the shared operand once per block group."
+    assert tma.flags == [] and tma.kind == "inform" and tma.id in summary.rewritten
+    assert tma.provenance[0]["rewrites"] == ["TMA multicast -> bulk asynchronous copies shared by a block group",
+                                             "cluster -> block group"]
+    causal = entries["Is the causal mask work skipped for blocks that are fully masked?"]
+    assert causal.text == "Is the mask work skipped for blocks that are fully masked?" and causal.flags == []
+    assert entries["Try unrolling the softmax loop by four."].text == "Try unrolling the normalization loop by four."
+    # what the map does not know stays flagged for a person
+    cublas = entries["Use cuBLAS for the second product."]
+    assert cublas.flags == ["cublas"] and summary.flagged == [cublas.id]
+
+
+def test_a_near_duplicate_of_another_learned_file_merges_there(seeded):
+    learn([A], bank_dir=seeded, name="first")
+    first_before = (seeded / "learned-first.yaml").read_bytes()
+    summary = learn([B], bank_dir=seeded, name="second")
+    assert (seeded / "learned-first.yaml").read_bytes() == first_before
+    second = load_bank_file(seeded / "learned-second.yaml")
+    first_ids = {q.id for q in load_bank_file(seeded / "learned-first.yaml").questions}
+    into_first = set(second.merged) & first_ids
+    assert len(into_first) == 3 and into_first <= set(summary.merged)
+    merged = next(q for q in load_bank(seeded) if q.id in into_first and q.kind == "reject_limit" and "done" in q.fits)
+    assert [p["session"] for p in merged.provenance] == ["session-a", "session-b"]
+    assert merged.outcomes["asked"] == 2
+
+
+def test_a_merge_naming_no_entry_is_one_sentence(seeded):
+    (seeded / "learned-x.yaml").write_text(
+        "name: x\nquestions: []\nmerged:\n  nope: {fits: [done], provenance: [{source: session}]}\n")
+    with pytest.raises(BankError, match=r"learned-x.yaml: merged 'nope' names no entry of another bank file"):
+        load_bank(seeded)

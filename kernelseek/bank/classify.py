@@ -23,9 +23,9 @@ These rules are measured on `tests/corpora/question_kinds.yaml`, labelled before
 (`tests/test_question_kinds.py` prints the accuracy on its dev and held-out halves).
 
 `operator_words(text)` returns the operator names, library names and vendor-specific tricks a
-question mentions (OPERATOR_WORDS, LIBRARY_WORDS, VENDOR_WORDS). Learning with rules keeps the
-question's words and *flags* them; learning with a model asks it to rewrite them away, and flags what
-is left. The seed bank must have none.
+question mentions (OPERATOR_WORDS, LIBRARY_WORDS, VENDOR_WORDS). Learning rewrites the ones the term
+map knows (`bank/terms.yaml`: "the SASS" -> "the compiled instructions"), asks a model to rewrite them
+away when one is configured, and *flags* what is left. The seed bank must have none.
 
 With a model (any litellm model name, e.g. from `$KERNELSEEK_BANK_MODEL`), `model_classify` asks it
 for the kind and a rewrite in one JSON reply; a failed call or an unusable reply falls back to the
@@ -142,18 +142,26 @@ def rule_kind(text: str) -> str:
 @dataclass
 class Classification:
     kind: str
-    text: str                      # the question as it goes into the bank (rewritten by a model)
+    text: str                      # the question as it goes into the bank (rewritten by a model or the term map)
     flags: list[str] = field(default_factory=list)
     method: str = "rules"          # "rules" | "model:<name>"
     note: str | None = None        # why a model result was not used, if it was not
+    rewrites: list[str] = field(default_factory=list)  # the term map's rewrites ("the SASS -> ...")
 
 
-def classify(text: str, *, model: str | None = None, **completion_kwargs: Any) -> Classification:
-    """Kind, bank text and flags for a human message: by a model when one is given, else by rules."""
+def classify(text: str, *, model: str | None = None, terms: list | None = None, **completion_kwargs: Any
+             ) -> Classification:
+    """Kind, bank text and flags for a human message: by a model when one is given, else by rules. The
+    kind is decided on the person's own words; the term map (`bank/terms.yaml`, or `terms`) then rewrites
+    the operator and vendor words left in the text, and what remains is flagged."""
+    from kernelseek.bank.terms import rewrite_terms
+
     text = " ".join(text.split())
-    if model:
-        return model_classify(text, model, **completion_kwargs)
-    return Classification(kind=rule_kind(text), text=text, flags=operator_words(text))
+    result = model_classify(text, model, **completion_kwargs) if model else \
+        Classification(kind=rule_kind(text), text=text)
+    result.text, result.rewrites = rewrite_terms(result.text, terms)
+    result.flags = operator_words(result.text)
+    return result
 
 
 def configured_model() -> str | None:

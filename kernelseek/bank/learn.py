@@ -11,13 +11,17 @@ For each run (a run folder or its trace.jsonl), in the order given:
    the same session — and event key are in some entry's provenance), so re-learning the same sessions
    adds nothing and leaves the file byte-for-byte unchanged;
 3. classify it (`classify.py`: a model through litellm when one is configured, the documented rules
-   otherwise) and flag operator-specific words (or have the model rewrite them away);
+   otherwise), rewrite the operator- and vendor-specific words the term map knows (`bank/terms.yaml`:
+   "the SASS" -> "the compiled instructions"; a model, when configured, rewrites first) and flag the
+   ones left;
 4. score it by what followed (`outcomes.py`: best speedup before it, best within the next K
    evaluations, their ratio);
-5. merge it into the most similar entry of the bank file when the two texts are near-duplicates
-   (similarity >= the threshold: the larger of the character-level ratio and the word-set overlap of
-   their normalized texts), combining provenance, decision points and outcomes; otherwise add a new
-   entry whose id is derived from its text.
+5. merge it into the most similar entry of *any* bank file of the folder — the seed, other learned
+   files, this one — when the two texts are near-duplicates (similarity >= the threshold: the larger of
+   the character-level ratio and the word-set overlap of their normalized texts, for the message's
+   words or its rewrite), combining provenance, decision points and outcomes; an entry of another file
+   is not rewritten: the merge is recorded in this file's `merged` section (`model.py`) and applied
+   when the bank loads. Otherwise add a new entry whose id is derived from its text.
 
 The bank file (`bank/learned-<name>.yaml`) is read and validated first — a malformed one stops the
 command with one sentence and is left untouched — and written back atomically only if it changed.
@@ -39,8 +43,13 @@ from kernelseek.bank.model import (
     Question,
     default_bank_dir,
     load_bank_file,
+    load_bank_files,
+    merge_into,
+    outcomes_of,
+    questions_of,
     write_bank_file,
 )
+from kernelseek.bank.terms import load_terms
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS, candidates, next_seq, score_question
 from kernelseek.trace import INTERJECTION, MAX_MESSAGE_CHARS, read_trace, trace_path
 
@@ -76,6 +85,7 @@ class LearnSummary:
     added: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
+    rewritten: list[str] = field(default_factory=list)  # new entries whose words the term map rewrote
     notes: list[str] = field(default_factory=list)
     changed: bool = False
 
@@ -137,17 +147,9 @@ def extract(run: str | Path, *, k: int = DEFAULT_K, success: float = DEFAULT_SUC
     return session, messages
 
 
-def outcomes_of(provenance: list[dict[str, Any]]) -> dict[str, Any]:
-    learned = [p for p in provenance if p.get("source") == "session"]
-    gains = [p["gain"] for p in learned if isinstance(p.get("gain"), int | float)]
-    return {"asked": len(learned), "scored": len(gains),
-            "successes": sum(1 for p in learned if p.get("success")),
-            "mean_gain": round(sum(gains) / len(gains), 4) if gains else None}
-
-
-def learned_keys(bank: BankFile) -> set[tuple[str, str]]:
+def learned_keys(questions: list[Question]) -> set[tuple[str, str]]:
     return {(str(p.get("session")), str(p.get("message")))
-            for q in bank.questions for p in q.provenance if p.get("source") == "session"}
+            for q in questions for p in q.provenance if p.get("source") == "session"}
 
 
 def entry_id(name: str, text: str, taken: set[str]) -> str:
@@ -170,6 +172,8 @@ def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path 
           threshold: float = DEFAULT_SIMILARITY, dry_run: bool = False,
           **completion_kwargs: Any) -> LearnSummary:
     path = learned_bank_path(name, bank_dir)
+    folder = path.parent
+    others = [b for b in load_bank_files(folder) if b.path != path] if folder.is_dir() else []
     if path.exists():
         bank = load_bank_file(path)  # a malformed file stops here, untouched
     else:
@@ -177,11 +181,15 @@ def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path 
                         description="Questions learned from recorded human-mode sessions by "
                                     "`kernelseek bank learn`; review before relying on them.",
                         questions=[])
+    everything = questions_of([*others, bank])  # also checks that the files agree (ids, merges)
+    terms = load_terms(folder)
     summary = LearnSummary(bank_path=path)
     # read every trace first: a corrupted one stops the command before anything is written
     extracted = [extract(run, k=k, success=success) for run in runs]
-    seen = learned_keys(bank)
-    taken = {q.id for q in bank.questions}
+    seen = learned_keys(everything)
+    taken = {q.id for q in everything}
+    own = {q.id: q for q in bank.questions}
+    elsewhere = [q for q in everything if q.id not in own]  # seed and other learned files: merged, never rewritten
     for session, messages in extracted:
         if messages is None:
             summary.skipped_runs.append(session)
@@ -193,28 +201,33 @@ def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path 
                 summary.already += 1
                 continue
             seen.add((message.session, message.key))
-            result = classify(message.text, model=model, **completion_kwargs)
+            result = classify(message.text, model=model, terms=terms, **completion_kwargs)
             if result.note and result.note not in summary.notes:
                 summary.notes.append(result.note)
             provenance = {"source": "session", "session": message.session, "run": message.run, "message": message.key,
                           "seq": message.seq, "step": message.step, "decision_point": message.decision_point,
                           "original": message.text, "method": result.method,
+                          **({"rewrites": result.rewrites} if result.rewrites else {}),
                           "worker_words": _cap(message.context.get("worker_words")),
                           "before": _r(message.before), "after": _r(message.after), "gain": _r(message.gain),
                           "success": message.success}
             best, score = None, 0.0
-            for question in bank.questions:
-                value = similarity(result.text, question.text)
+            for question in [*bank.questions, *elsewhere]:  # this file's entries win a tie
+                value = max(similarity(result.text, question.text), similarity(message.text, question.text))
                 if value > score:
                     best, score = question, value
             if best is not None and score >= threshold:
-                best.provenance.append(provenance)
-                if message.decision_point not in best.fits:
-                    best.fits.append(message.decision_point)
-                for flag in result.flags:
-                    if flag not in best.flags:
-                        best.flags.append(flag)
-                best.outcomes = outcomes_of(best.provenance)
+                if best.id in own:
+                    merge_into(best, [message.decision_point], [provenance])
+                    for flag in result.flags:
+                        if flag not in best.flags:
+                            best.flags.append(flag)
+                else:  # an entry of another file: recorded here, attached to it when the bank loads
+                    entry = bank.merged.setdefault(best.id, {"fits": [], "provenance": []})
+                    if message.decision_point not in best.fits and message.decision_point not in entry["fits"]:
+                        entry["fits"].append(message.decision_point)
+                    entry["provenance"].append(provenance)
+                    merge_into(best, [message.decision_point], [provenance])  # later messages see it too
                 summary.merged.append(best.id)
                 continue
             qid = entry_id(name, result.text, taken)
@@ -223,9 +236,12 @@ def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path 
                                 provenance=[provenance], flags=list(result.flags), source=path.name)
             question.outcomes = outcomes_of(question.provenance)
             bank.questions.append(question)
+            own[qid] = question
             summary.added.append(qid)
             if result.flags:
                 summary.flagged.append(qid)
+            if result.rewrites:
+                summary.rewritten.append(qid)
     summary.changed = bool(summary.added or summary.merged)
     if summary.changed and not dry_run:
         write_bank_file(bank)

@@ -20,6 +20,17 @@ A bank file (`bank/seed.yaml`, `bank/learned-<name>.yaml`) is a mapping:
           successes: 1              #   and the mean gain ratio (best after / best before)
           mean_gain: 1.21
 
+A learned file may also hold near-duplicates of entries in *other* bank files (a seed question, or one
+learned into another file), so that a hand-written file is never rewritten by learning:
+
+    merged:                         # entry id in another bank file -> what was learned about it
+      oth-smaller-step:
+        fits: [failing]             #   decision points added to it
+        provenance: [{source: session, session: RUN_UUID, message: EVENT_KEY, ...}]
+
+`load_bank` attaches these to the entry they name: its provenance grows, its fits gain the decision
+points, and its outcomes are recomputed from all of its session provenance.
+
 `stats.json` holds the outcome statistics of auto-mode runs. It belongs to the user, not to the
 repository: it lives in the user's data directory (`$XDG_DATA_HOME/kernelseek/stats.json`, else
 `~/.local/share/kernelseek/stats.json`) unless a path is given (`--bank-stats`). Entries are keyed by
@@ -52,6 +63,7 @@ import yaml
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
 STATS_FILE = "stats.json"
+NOT_BANK_FILES = ("terms.yaml",)  # the term map (kernelseek.bank.terms) lives beside the bank files
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 ENTRY_FIELDS = ("id", "text", "kind", "fits", "provenance", "flags", "outcomes")
 OUTCOME_FIELDS = ("asked", "scored", "successes", "mean_gain")
@@ -88,13 +100,35 @@ class BankFile:
     name: str
     description: str
     questions: list[Question]
+    merged: dict[str, dict[str, Any]] = field(default_factory=dict)  # id in another file -> {fits, provenance}
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name}
         if self.description:
             data["description"] = self.description
         data["questions"] = [q.to_dict() for q in self.questions]
+        if self.merged:
+            data["merged"] = {qid: {"fits": list(m.get("fits") or []), "provenance": [dict(p) for p in m["provenance"]]}
+                              for qid, m in self.merged.items()}
         return data
+
+
+def outcomes_of(provenance: list[dict[str, Any]]) -> dict[str, Any]:
+    """An entry's learned outcomes from its session provenance: asked, scored, successes, mean gain."""
+    learned = [p for p in provenance if p.get("source") == "session"]
+    gains = [p["gain"] for p in learned if isinstance(p.get("gain"), int | float) and not isinstance(p.get("gain"), bool)]
+    return {"asked": len(learned), "scored": len(gains),
+            "successes": sum(1 for p in learned if p.get("success")),
+            "mean_gain": round(sum(gains) / len(gains), 4) if gains else None}
+
+
+def merge_into(question: Question, fits: list[str], provenance: list[dict[str, Any]]) -> None:
+    """Add what was learned about a near-duplicate to `question`: decision points, provenance, outcomes."""
+    for point in fits:
+        if point not in question.fits:
+            question.fits.append(point)
+    question.provenance.extend(dict(p) for p in provenance)
+    question.outcomes = outcomes_of(question.provenance)
 
 
 def default_bank_dir() -> Path:
@@ -170,9 +204,21 @@ def parse_bank(data: Any, path: Path) -> BankFile:
                                fits=list(entry["fits"]), provenance=list(entry.get("provenance") or []),
                                flags=list(entry.get("flags") or []),
                                outcomes=dict(entry.get("outcomes") or {}), source=path.name))
+    merged = data.get("merged") or {}
+    if not isinstance(merged, dict):
+        raise BankError(f"{path}: the field 'merged' must map entry ids to {{fits, provenance}}; fix it.")
+    for qid, entry in merged.items():
+        problem = None
+        if not isinstance(entry, dict) or not isinstance(entry.get("provenance"), list) or \
+                not all(isinstance(p, dict) and "source" in p for p in entry["provenance"]):
+            problem = "needs 'provenance', a list of mappings each with a 'source'"
+        elif not isinstance(entry.get("fits", []), list) or any(f not in DECISION_POINTS for f in entry.get("fits", [])):
+            problem = f"has 'fits' that are not decision points ({', '.join(DECISION_POINTS)})"
+        if problem:
+            raise BankError(f"{path}: merged '{qid}' {problem}; fix that entry.")
     description = data.get("description") or ""
     return BankFile(path=path, name=str(data.get("name") or path.stem), description=str(description),
-                    questions=result)
+                    questions=result, merged={str(k): dict(v) for k, v in merged.items()})
 
 
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -211,20 +257,37 @@ def bank_files(bank_dir: str | Path | None = None) -> list[Path]:
     bank_dir = Path(bank_dir) if bank_dir is not None else default_bank_dir()
     if not bank_dir.is_dir():
         raise BankError(f"{bank_dir}: no such bank folder; set KERNELSEEK_BANK or pass --bank-dir.")
-    return sorted(p for p in bank_dir.glob("*.yaml") if not p.name.startswith("."))
+    return sorted(p for p in bank_dir.glob("*.yaml") if not p.name.startswith(".") and p.name not in NOT_BANK_FILES)
 
 
 def load_bank(bank_dir: str | Path | None = None) -> list[Question]:
-    """Every question of every bank file in `bank_dir`, validated; ids must be unique across files."""
+    """Every question of every bank file in `bank_dir`, validated, with the near-duplicates learned files
+    merged into them; ids must be unique across files."""
+    return questions_of(load_bank_files(bank_dir))
+
+
+def load_bank_files(bank_dir: str | Path | None = None) -> list[BankFile]:
+    return [load_bank_file(path) for path in bank_files(bank_dir)]
+
+
+def questions_of(files: list[BankFile]) -> list[Question]:
+    """The questions of `files` (copies), ids checked unique, each file's `merged` applied to its entry."""
     questions: list[Question] = []
     owner: dict[str, Path] = {}
-    for path in bank_files(bank_dir):
-        for question in load_bank_file(path).questions:
+    for bank in files:
+        for question in bank.questions:
             if question.id in owner:
-                raise BankError(f"{path}: entry '{question.id}': the field 'id' is already used in "
+                raise BankError(f"{bank.path}: entry '{question.id}': the field 'id' is already used in "
                                 f"{owner[question.id].name}; give it a unique id.")
-            owner[question.id] = path
-            questions.append(question)
+            owner[question.id] = bank.path
+            questions.append(copy.deepcopy(question))
+    by_id = {q.id: q for q in questions}
+    for bank in files:
+        for qid, merged in bank.merged.items():
+            if qid not in by_id or owner[qid] == bank.path:
+                raise BankError(f"{bank.path}: merged '{qid}' names no entry of another bank file; remove it or "
+                                "restore that entry.")
+            merge_into(by_id[qid], list(merged.get("fits") or []), merged["provenance"])
     return questions
 
 

@@ -70,9 +70,11 @@ def learn_command(
     verb = "would write" if dry_run else ("wrote" if summary.changed else "left unchanged")
     console.print(f"{summary.messages} human messages in {len(summary.sessions)} session(s); "
                   f"{summary.already} already learned, {len(summary.added)} new entries, "
-                  f"{len(summary.merged)} merged into near-duplicates; {verb} {summary.bank_path}.")
+                  f"{len(summary.merged)} merged into near-duplicates (of any bank file); {verb} {summary.bank_path}.")
     if summary.skipped_runs:
         console.print(f"skipped (not human-mode runs): {', '.join(summary.skipped_runs)}")
+    if summary.rewritten:
+        console.print(f"operator or vendor words rewritten by the term map (bank/terms.yaml): {', '.join(summary.rewritten)}")
     if summary.flagged:
         console.print(f"flagged as operator-specific (review or rewrite them): {', '.join(summary.flagged)}")
     for note in summary.notes:
