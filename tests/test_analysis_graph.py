@@ -37,7 +37,7 @@ def test_the_attribution_table():
     rows = {r["run"]: r for r in run_table(runs)}
     assert rows["session-a"] == {"run": "session-a", "mode": "human", "steps": 13, "evaluations": 14, "wrong": 2,
                                  "model_calls": 13, "tool_calls": 29, "questions": 9, "large_gains": 4,
-                                 "attributed": 4, "best_speedup": 1.06, "cost_usd": 0.16}
+                                 "attributed": 4, "plateau_step": 12, "best_speedup": 1.06, "cost_usd": 0.16}
     assert (rows["session-b"]["evaluations"], rows["session-b"]["wrong"], rows["session-b"]["attributed"]) == (16, 2, 3)
 
 
@@ -68,11 +68,57 @@ def test_the_run_graph():
     assert g.nodes["step:9"]["tool_calls"] == 2 and g.nodes["step:9"]["cost_usd"] == pytest.approx(0.01)
 
 
+def test_the_claim_totals_plateau_steps_and_verdict_match_the_fixtures():
+    from kernelseek.analysis.claim import CLAIM, totals, verdict
+
+    runs = [analyze_run(A), analyze_run(B)]
+    # what make_sessions.py wrote: 9 + 10 human messages (each put as a question), 29 + 31 tool calls on the
+    # model's replies, 14 + 16 candidates of which 2 + 2 were wrong, 4 + 4 large gains
+    assert totals(runs) == {"runs": 2, "human_messages": 19, "questions": 19, "questions_by_source": {"human": 19},
+                            "tool_calls": 60, "evaluations": 30, "wrong_candidates": 4, "large_gains": 8}
+    # the last large gains: a/c12 (x1.104 at step 12), b/c14 (x1.23 at step 14)
+    assert [r.plateau_step for r in runs] == [12, 14]
+    judged = verdict(runs)
+    assert judged.holds is False and judged.line.startswith(f"{CLAIM}: fails (1 of 8 large gains: session-b c14")
+    assert [(b["run"], b["candidate"], b["question_kind"]) for b in judged.breaking] == [("session-b", "c14", None)]
+    assert verdict([runs[0]]).line == f"{CLAIM}: holds (4 large gain(s))"
+    # with a window of 10, c14 follows the claimed-limit question (reject_limit): the claim holds
+    assert verdict([analyze_run(A, k=10), analyze_run(B, k=10)]).holds is True
+    assert "cannot be judged" in verdict([analyze_run(A, threshold=2.0)]).line
+
+
+def test_cli_analyze_prints_the_totals_and_the_verdict():
+    result = CliRunner().invoke(app, ["trace", "analyze", str(A), str(B)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert ("totals over 2 run(s): 19 human messages, 19 questions (19 human), 60 tool calls, 30 evaluations, "
+            "4 wrong candidates, 8 large gains") in result.output
+    verdict_line = [line for line in result.output.splitlines() if line.startswith("verdict: ")]
+    assert len(verdict_line) == 1 and "fails (1 of 8 large gains: session-b c14" in verdict_line[0]
+
+
+def test_analyze_with_a_model_classifies_unrecorded_kinds(tmp_path, monkeypatch):
+    import kernelseek.analysis.graph as graph_module
+
+    model = tmp_path / "classifier.json"
+    model.write_text(json.dumps([{"content": '{"kind": "inform", "rewrite": "A question."}'}]))
+    graph_module._model_kind.cache_clear()
+    run = analyze_run(A, model=f"scripted/{model}")
+    assert {a.kind for a in run.asks} == {"inform"}  # every human question of the fixture records no kind
+    result = CliRunner().invoke(app, ["trace", "analyze", str(A), "--json", "--model", f"scripted/{model}"])
+    data = json.loads(result.output)
+    assert data["classifier"] == f"model:scripted/{model}" and data["kinds"][2] == {
+        "kind": "inform", "asked": 9, "large_gains": 4, "mean_gain_after": data["kinds"][2]["mean_gain_after"]}
+    assert data["verdict"]["holds"] is False  # gains after inform questions break the claim
+    graph_module._model_kind.cache_clear()
+
+
 def test_cli_analyze_json_matches():
     result = CliRunner().invoke(app, ["trace", "analyze", str(A), str(B), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["kinds"] == EXPECTED_KINDS and len(data["large_gains"]) == 8 and data["k"] == 3
+    assert data["totals"]["human_messages"] == 19 and data["verdict"]["holds"] is False
+    assert [r["plateau_step"] for r in data["runs"]] == [12, 14]
 
 
 def test_cli_analyze_table_and_graphml(tmp_path):

@@ -18,11 +18,13 @@ rules: the latest question before the gain, when the gain's candidate is among t
 evaluated after it and before the next question).
 
 A question's kind is the one its event records; a human question without one is classified by the
-documented rules of `kernelseek.bank.classify`.
+documented rules of `kernelseek.bank.classify`, or by a model when one is given (`trace analyze --model`).
+The claim itself (totals, plateau steps, the verdict) is `kernelseek.analysis.claim`.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -59,6 +61,7 @@ class Ask:
     before: float | None
     after: float | None
     gain: float | None
+    chooser: str = "human"  # who picked it: "human", "model:<name>", "policy:<name>" (the question event's)
     large_gains: list[str] = field(default_factory=list)  # candidate ids attributed to it
 
 
@@ -130,10 +133,35 @@ class RunAnalysis:
     def large_gains(self) -> list[Gain]:
         return [g for g in self.gains if g.large]
 
+    @property
+    def plateau_step(self) -> int | None:
+        """The last step whose candidate improved the best by at least the threshold (None: none did)."""
+        return max((g.step for g in self.large_gains), default=None)
 
-def _kind_of(event: dict[str, Any]) -> str:
+
+def _kind_of(event: dict[str, Any], model: str | None = None) -> str:
+    """The kind the event records; else the model's (when given; a failed call falls back to the rules),
+    else the documented rules'."""
     kind = event.get("question_kind")
-    return kind if kind in QUESTION_KINDS else rule_kind(str(event.get("text", "")))
+    if kind in QUESTION_KINDS:
+        return kind
+    text = " ".join(str(event.get("text", "")).split())
+    if model:
+        return _model_kind(text, model)
+    return rule_kind(text)
+
+
+def _chooser_of(event: dict[str, Any]) -> str:
+    if event.get("chooser"):
+        return str(event["chooser"])
+    return "human" if (event.get("source") or "human") == "human" else "policy:thompson"  # before choosers were recorded
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_kind(text: str, model: str) -> str:
+    from kernelseek.bank.classify import model_classify
+
+    return model_classify(text, model).kind
 
 
 def run_id_of(path: Path, events: list[dict[str, Any]]) -> str:
@@ -145,7 +173,7 @@ def run_id_of(path: Path, events: list[dict[str, Any]]) -> str:
 
 def analyze_events(events: list[dict[str, Any]], *, run_id: str = "run", path: Path | None = None,
                    threshold: float = DEFAULT_LARGE, k: int = DEFAULT_K,
-                   success: float = DEFAULT_SUCCESS) -> RunAnalysis:
+                   success: float = DEFAULT_SUCCESS, model: str | None = None) -> RunAnalysis:
     cands = candidates(events)
     ask_events = question_events(events)
     ask_seqs = [e["seq"] for e in ask_events]
@@ -154,10 +182,10 @@ def analyze_events(events: list[dict[str, Any]], *, run_id: str = "run", path: P
         scored = score_question(cands, event["seq"], k=k, success=success, until=next_seq(ask_seqs, event["seq"]))
         asks[event["seq"]] = Ask(
             seq=event["seq"], step=event["step"], time=str(event.get("time", "")),
-            text=" ".join(str(event.get("text", "")).split()), kind=_kind_of(event),
+            text=" ".join(str(event.get("text", "")).split()), kind=_kind_of(event, model),
             source=str(event.get("source") or "human"), bank_id=event.get("bank_id"),
             decision_point=str(event.get("decision_point")), before=scored.before, after=scored.after,
-            gain=scored.gain)
+            gain=scored.gain, chooser=_chooser_of(event))
     gains = []
     for event in gain_events(cands):
         large = event.ratio is not None and event.ratio >= threshold - 1e-9
@@ -176,12 +204,13 @@ def analyze_events(events: list[dict[str, Any]], *, run_id: str = "run", path: P
 
 
 def analyze_run(run: str | Path, *, threshold: float = DEFAULT_LARGE, k: int = DEFAULT_K,
-                success: float = DEFAULT_SUCCESS) -> RunAnalysis:
-    """Read a run folder (or trace.jsonl) and analyse it; raises TraceError (one sentence) on a bad trace."""
+                success: float = DEFAULT_SUCCESS, model: str | None = None) -> RunAnalysis:
+    """Read a run folder (or trace.jsonl) and analyse it; raises TraceError (one sentence) on a bad trace.
+    `model`: a litellm model that classifies the questions whose events record no kind."""
     path = trace_path(run)
     events = read_trace(path)
     return analyze_events(events, run_id=run_id_of(path, events), path=path, threshold=threshold, k=k,
-                          success=success)
+                          success=success, model=model)
 
 
 def build_graph(analysis: RunAnalysis) -> nx.DiGraph:
@@ -252,6 +281,17 @@ def kind_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
     return rows
 
 
+def chooser_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
+    """Per chooser (a person, a model, the contextual policy): questions, large gains after, mean gain after."""
+    rows = []
+    for chooser in sorted({a.chooser for run in analyses for a in run.asks}):
+        asks = [a for run in analyses for a in run.asks if a.chooser == chooser]
+        gains = [a.gain for a in asks if a.gain is not None]
+        rows.append({"chooser": chooser, "asked": len(asks), "large_gains": sum(len(a.large_gains) for a in asks),
+                     "mean_gain_after": round(sum(gains) / len(gains), 4) if gains else None})
+    return rows
+
+
 def run_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
     """Per run: evaluations, wrong candidates, model tool calls, questions, large gains, cost, best."""
     rows = []
@@ -262,6 +302,7 @@ def run_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
                      "tool_calls": run.tool_calls, "questions": len(run.asks),
                      "large_gains": len(run.large_gains),
                      "attributed": sum(1 for g in run.large_gains if g.question_seq is not None),
+                     "plateau_step": run.plateau_step,
                      "best_speedup": round(best.speedup, 4) if best and best.speedup else None,
                      "cost_usd": run.cost_usd})
     return rows

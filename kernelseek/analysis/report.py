@@ -3,7 +3,8 @@
 Writes, into the output folder (default `<run>/report/`):
 
     report.html          the run's summary (with the best kernel's hold-out geomean beside its suite
-                         geomean, and the gap between them), the per-kind table, the questions with
+                         geomean, and the gap between them; the totals, the plateau step and the
+                         verdict line of `kernelseek.analysis.claim`), the per-kind table, the questions with
                          what followed them, the large gains with their attribution, and the three plots
     best_speedup.png     best speedup over steps, every correct candidate as a grey dot, each question
                          as a marker coloured by its kind (and the target as a dashed line)
@@ -34,6 +35,7 @@ from kernelseek.analysis.graph import (  # noqa: E402
     kind_table,
     run_table,
 )
+from kernelseek.analysis.claim import totals, verdict  # noqa: E402
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_LARGE  # noqa: E402
 
 KIND_COLOURS = {"layer_shift": "#1f77b4", "reject_limit": "#d62728", "inform": "#2ca02c", "other": "#7f7f7f"}
@@ -256,6 +258,11 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
              ("evaluations", summary["evaluations"]), ("wrong candidates", summary["wrong"]),
              ("model calls", summary["model_calls"]), ("model tool calls", summary["tool_calls"]),
              ("model dollars", summary["cost_usd"]), ("tokens", analysis.tokens)]
+    counted, judged = totals([analysis]), verdict([analysis])
+    facts += [("human messages", counted["human_messages"]),
+              ("questions by source", ", ".join(f"{n} {src}" for src, n in counted["questions_by_source"].items())
+               or "none"),
+              ("large gains", counted["large_gains"]), ("plateau step", analysis.plateau_step)]
     held = holdout_of_best(analysis)
     facts += [("best hold-out", describe_holdout(held)),
               ("hold-out gap", None if not held or held["gap"] is None else f"{held['gap'] - 1:+.1%}")]
@@ -265,6 +272,7 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
     fact_rows = "".join(f'<tr><th>{html.escape(n)}</th><td data-fact="{html.escape(n)}">{html.escape(_fmt(v))}</td></tr>'
                         for n, v in facts)
     asks = [{"step": a.step, "decision_point": a.decision_point, "kind": a.kind, "source": a.bank_id or a.source,
+             "chooser": a.chooser,
              "text": a.text, "before": a.before, "after": a.after, "gain": a.gain,
              "large_gains": ", ".join(a.large_gains) or None} for a in analysis.asks]
     scen_rows = [{"scenario": n, "speedup": v} for n, v in speedups]
@@ -275,6 +283,8 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
         f"<title>KernelSeek report: {html.escape(analysis.run_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>KernelSeek run {html.escape(analysis.run_id)}</h1>",
         f'<table class="summary">{fact_rows}</table>',
+        f'<p class="verdict" data-verdict="{ {True: "holds", False: "fails", None: "unjudged"}[judged.holds] }">'
+        f"<b>Verdict:</b> {html.escape(judged.line)}</p>",
         "<h2>Best speedup over steps</h2>",
         '<img src="best_speedup.png" alt="best speedup over steps, questions coloured by kind">',
         f"<h2>Questions by kind</h2><p>A large gain is a new best at least {threshold:g}x the best before it; "
@@ -285,7 +295,7 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
                                        ("mean_gain_after", "mean gain after")], "kinds"),
         "<h2>Questions</h2>",
         _table(asks, [("step", "step"), ("decision_point", "decision point"), ("kind", "kind"),
-                      ("source", "source"), ("text", "question"), ("before", "best before"),
+                      ("source", "source"), ("chooser", "chosen by"), ("text", "question"), ("before", "best before"),
                       ("after", "best after"), ("gain", "gain"), ("large_gains", "large gains")], "questions"),
         "<h2>Large gains</h2>",
         _table(gains_table([analysis]), [("candidate", "candidate"), ("step", "step"), ("speedup", "speedup"),

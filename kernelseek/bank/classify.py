@@ -183,9 +183,9 @@ def model_classify(text: str, model: str, **completion_kwargs: Any) -> Classific
     """Ask `model` (through litellm) for the kind and an operator-free rewrite; fall back to rules."""
     fallback = Classification(kind=rule_kind(text), text=text, flags=operator_words(text))
     try:
-        import litellm
+        from kernelseek.models import completion
 
-        response = litellm.completion(model=model, messages=[{"role": "user", "content": MODEL_PROMPT + text}],
+        response = completion(model=model, messages=[{"role": "user", "content": MODEL_PROMPT + text}],
                                       temperature=0, **completion_kwargs)
         content = response.choices[0].message.content or ""
         match = re.search(r"\{.*\}", content, re.DOTALL)

@@ -50,20 +50,36 @@ def analyze_command(
     success: Annotated[float, typer.Option(help="A gain ratio that counts as a success.")] = DEFAULT_SUCCESS,
     as_json: Annotated[bool, typer.Option("--json", help="Print the tables as JSON.")] = False,
     graph: Annotated[Path | None, typer.Option(help="Also write each run's graph as GraphML into this folder.")] = None,
+    model: Annotated[str | None, typer.Option(help="A litellm model that classifies the questions whose trace "
+                                              "records no kind (default: $KERNELSEEK_BANK_MODEL; none: the "
+                                              "documented rules).")] = None,
 ) -> None:
-    """Which questions preceded which gains: the per-kind table, the runs, and each large gain's question."""
-    from kernelseek.analysis.graph import analyze_run, gains_table, kind_table, run_table
+    """Which questions preceded which gains, and whether the method's claim holds.
 
+    Prints the totals (human messages, questions by source, tool calls, evaluations, wrong candidates),
+    the per-kind table, the runs with their plateau step (the last step that improved the best by at least
+    the threshold), each large gain with its question, and one verdict line: "every large gain followed a
+    layer-shift or reject-limit question: holds" (or "fails", naming the gains that break it).
+
+        kernelseek trace analyze ~/.local/share/kernelseek/runs/*
+        kernelseek trace analyze RUN_A RUN_B --json | jq .verdict
+    """
+    from kernelseek.analysis.claim import totals, verdict
+    from kernelseek.analysis.graph import analyze_run, chooser_table, gains_table, kind_table, run_table
+    from kernelseek.bank.classify import configured_model
+
+    model = model or configured_model()
     analyses = []
     try:
         with Progress(console=errors, transient=True) as progress:
             task = progress.add_task("analysing runs", total=len(runs))
             for run in runs:
-                analyses.append(analyze_run(resolve_run(run), threshold=threshold, k=k, success=success))
+                analyses.append(analyze_run(resolve_run(run), threshold=threshold, k=k, success=success, model=model))
                 progress.advance(task)
     except TraceError as error:
         raise fail(str(error)) from None
     kinds, per_run, gains = kind_table(analyses), run_table(analyses), gains_table(analyses)
+    counted, judged, choosers = totals(analyses), verdict(analyses), chooser_table(analyses)
     if graph is not None:
         import networkx as nx
 
@@ -78,12 +94,21 @@ def analyze_command(
                         data[key] = json.dumps(value)
             nx.write_graphml(g, graph / f"{analysis.run_id}.graphml")
     if as_json:
-        console.print_json(json.dumps({"threshold": threshold, "k": k, "kinds": kinds, "runs": per_run,
-                                       "large_gains": gains}))
+        print(json.dumps({"threshold": threshold, "k": k, "classifier": f"model:{model}" if model else "rules",
+                          "totals": counted, "kinds": kinds, "choosers": choosers, "runs": per_run,
+                          "large_gains": gains, "verdict": judged.to_dict()}, indent=1))
         return
+    by_source = ", ".join(f"{n} {source}" for source, n in counted["questions_by_source"].items()) or "none"
+    console.print(f"totals over {counted['runs']} run(s): {counted['human_messages']} human messages, "
+                  f"{counted['questions']} questions ({by_source}), {counted['tool_calls']} tool calls, "
+                  f"{counted['evaluations']} evaluations, {counted['wrong_candidates']} wrong candidates, "
+                  f"{counted['large_gains']} large gains", highlight=False)
     _print_table(f"questions by kind (large gain: x{threshold:g} within {k} evaluations)", kinds)
-    _print_table("runs", per_run)
+    if any(row["chooser"] != "human" for row in choosers):
+        _print_table("questions by chooser", choosers)
+    _print_table("runs (plateau step: the last step with a large gain)", per_run)
     _print_table("large gains and the question before them", gains)
+    console.print(f"verdict: {judged.line}", highlight=False, soft_wrap=True)
 
 
 def report_command(
@@ -106,6 +131,20 @@ def report_command(
         raise fail(f"{error.filename or 'the output folder'}: {error.strerror or error}; "
                    "pick another --out.") from None
     console.print(f"wrote {page} and its plots")
+    from kernelseek.analysis.claim import totals, verdict
+    from kernelseek.analysis.graph import analyze_run as _analyze
+
+    try:
+        analysis = _analyze(resolve_run(run), threshold=threshold, k=k)
+    except TraceError as error:
+        raise fail(str(error)) from None
+    counted = totals([analysis])
+    by_source = ", ".join(f"{n} {source}" for source, n in counted["questions_by_source"].items()) or "none"
+    console.print(f"{counted['human_messages']} human messages, {counted['questions']} questions ({by_source}), "
+                  f"{counted['tool_calls']} tool calls, {counted['evaluations']} evaluations, "
+                  f"{counted['wrong_candidates']} wrong; plateau step {analysis.plateau_step if analysis.plateau_step is not None else '-'}",
+                  highlight=False)
+    console.print(f"verdict: {verdict([analysis]).line}", highlight=False, soft_wrap=True)
     from kernelseek.analysis.graph import analyze_run
     from kernelseek.analysis.report import describe_holdout, holdout_of_best
 
