@@ -45,19 +45,25 @@ def _fmt(value: float | None, spec: str = ".3f", suffix: str = "") -> str:
 
 def print_judgement(verdict: Judgement) -> None:
     table = Table(title=f"{verdict.task} · {verdict.kernel} · {verdict.arch} · {verdict.judgement} judgement")
-    for column in ("group", "scenarios", "correct", f"speedup vs {verdict.baseline}"):
+    floor = verdict.floor is not None
+    columns = ("group", "scenarios", "correct", f"speedup vs {verdict.baseline}") + (("of memory floor",) if floor else ())
+    for column in columns:
         table.add_column(column, justify="right" if column != "group" else "left")
+
+    def row(name: str, group: dict, speedup: float | None, fraction: float | None) -> None:
+        cells = [name, str(group["n"]), str(group["correct"]), _fmt(speedup, suffix="x")]
+        table.add_row(*cells, *([_fmt(fraction, ".2f")] if floor else []))
+
     for name, group in verdict.groups.items():
-        table.add_row(name, str(group["n"]), str(group["correct"]), _fmt(group["speedup"], suffix="x"))
+        row(name, group, group["speedup"], group.get("floor_fraction"))
     suite = verdict.suite_results()
-    table.add_row("[bold]all", str(len(suite)), str(sum(bool(s.get("correct")) for s in suite)),
-                  "[bold]" + _fmt(verdict.speedup, suffix="x"))
+    row("[bold]all", {"n": len(suite), "correct": sum(bool(s.get("correct")) for s in suite)}, verdict.speedup,
+        (verdict.floor or {}).get("fraction"))
     if verdict.holdout:
         for name, group in verdict.holdout.get("groups", {}).items():
-            table.add_row(f"[dim]{name}", str(group["n"]), str(group["correct"]), _fmt(group["speedup"], suffix="x"))
+            row(f"[dim]{name}", group, group["speedup"], group.get("floor_fraction"))
         h = verdict.holdout
-        table.add_row(f"[bold]hold-out (seed {h['seed']})", str(h["n"]), str(h["correct"]),
-                      "[bold]" + _fmt(h["speedup"], suffix="x"))
+        row(f"[bold]hold-out (seed {h['seed']})", h, h["speedup"], (verdict.floor or {}).get("holdout_fraction"))
     console.print(table)
     print_slowest(verdict, verdict.slowest(5), "slowest scenarios")
     for s in verdict.failures()[:10]:
@@ -68,6 +74,8 @@ def print_judgement(verdict: Judgement) -> None:
         for s in verdict.failures(holdout=True)[:10]:
             console.print(f"[red]✗[/] {s['scenario']} (hold-out): {s.get('reason')}")
         console.print(held + " · not part of the suite's speedup")
+    if verdict.floor_line():
+        console.print(verdict.floor_line())
     verdict_text = "[green]CORRECT[/]" if verdict.correct else f"[red]INCORRECT[/]: {verdict.reason}"
     console.print(f"{verdict_text} · geomean speedup {_fmt(verdict.speedup, suffix='x')} · {verdict.wall_s:.1f} s")
 
@@ -76,14 +84,16 @@ def print_slowest(verdict: Judgement, rows: list[dict], title: str) -> None:
     if not rows:
         return
     slow = Table(title=title)
-    for column in ("scenario", "candidate µs", "baseline µs", "eager µs (cand/base)", "TFLOP/s", "speedup"):
+    floor = verdict.floor is not None
+    rate = "of memory floor" if floor else "TFLOP/s"
+    for column in ("scenario", "candidate µs", "baseline µs", "eager µs (cand/base)", rate, "speedup"):
         slow.add_column(column)
     base = verdict.baseline
     for s in rows:
         t, e = s["time_s"], s.get("eager_s", {})
+        reached = _fmt(s.get("floor_fraction", {}).get("candidate"), ".2f") if floor else f"{s['tflops']['candidate']:.3g}"
         slow.add_row(s["scenario"], f"{t['candidate'] * 1e6:.1f}", f"{t[base] * 1e6:.1f}",
-                     f"{e.get('candidate', 0) * 1e6:.0f}/{e.get(base, 0) * 1e6:.0f}",
-                     f"{s['tflops']['candidate']:.3g}", f"{s['speedup']:.3f}x")
+                     f"{e.get('candidate', 0) * 1e6:.0f}/{e.get(base, 0) * 1e6:.0f}", reached, f"{s['speedup']:.3f}x")
     console.print(slow)
 
 
@@ -91,7 +101,8 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
         kernel: Path = typer.Argument(..., help="The kernel file: a .cu for sm90/sm100, a .cpp for cpu."),
-        arch: str = typer.Option("sm90", help="Target: sm90 (Hopper, vs FA3), sm100 (Blackwell, vs FA4), cpu."),
+        arch: str = typer.Option("sm90", help="Target: sm90 (Hopper), sm100 (Blackwell) or cpu; the speedup "
+                                 "is against the task's headline baseline there (flash_attn_fwd: FA3, FA4)."),
         task: str = typer.Option(None, help="Task folder or name under evals/tasks (default: the task whose "
                                  "entry point the kernel defines)."),
         quick: bool = typer.Option(False, "--quick", help="Judge a fixed representative subset only."),

@@ -39,7 +39,14 @@ import torch
 
 from kernelseek.harness.canary import Guarded
 from kernelseek.harness.task import Baseline, Scenario, Task, load_task
-from kernelseek.harness.timing import CaptureError, capture, time_by_kernel_durations, time_calls, time_graphs
+from kernelseek.harness.timing import (
+    CaptureError,
+    capture,
+    copy_bandwidth,
+    time_by_kernel_durations,
+    time_calls,
+    time_graphs,
+)
 
 GPU_ARCHS = ("sm90", "sm100")
 
@@ -302,8 +309,11 @@ def main(spec_path: str, channel_fd: int) -> int:
         torch.backends.cudnn.allow_tf32 = False
         warm_clocks(spec.get("warm_s", 1.0))
         spec.setdefault("l2_bytes", getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20))
+    # the copy bandwidth the task's memory floor is measured against, before any candidate code is here
+    floors = any(task.bytes_moved(Scenario(**entry)) for entry in spec["scenarios"])
+    bandwidth = copy_bandwidth("cuda" if arch in GPU_ARCHS else "cpu") if floors else None
     # ready is sent before the candidate's library is loaded, so none of its code has run yet
-    emit(event="ready", device=device_info(arch),
+    emit(event="ready", device=device_info(arch), copy_bandwidth_Bps=bandwidth,
          baselines={b.name: (b.unavailable or "available", b.info) for b in task.baselines(arch)})
     judge = Judge(task, spec["library"], arch, spec)
     for entry in spec["scenarios"]:

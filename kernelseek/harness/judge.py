@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelseek.harness.build import BuildError, build_kernel
+from kernelseek.harness.records import derive_floor
 from kernelseek.harness.runner import JudgementInterrupted, run_scenarios
 from kernelseek.harness.task import Task, TaskError, load_task
 
@@ -53,6 +54,9 @@ class Judgement:
     command: str | None = None
     write_error: str | None = None  # why --out could not be written, if it could not
     holdout: dict | None = None  # {n, seed, correct (count), speedup (geomean or None), groups}, or None
+    # the task's memory floor, when it states one: {copy_bandwidth_Bps, fraction (the suite's geomean of
+    # floor / candidate time, when correct), holdout_fraction}; per scenario floor_s and floor_fraction
+    floor: dict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,6 +112,15 @@ class Judgement:
             return f"{count}; first: {held_bad[0]['scenario']}: {held_bad[0].get('reason')}"
         return f"{count}; the hold-out's shapes and failure details are withheld"
 
+    def floor_line(self) -> str | None:
+        """'memory floor (bytes moved / copy bandwidth 4310 GB/s): 0.874 of it reached (geomean)'."""
+        f = self.floor
+        if not f or not f.get("fraction"):
+            return None
+        held = f", hold-out {f['holdout_fraction']:.3f}" if f.get("holdout_fraction") else ""
+        return (f"memory floor (bytes moved / copy bandwidth {f['copy_bandwidth_Bps'] / 1e9:.0f} GB/s): "
+                f"{f['fraction']:.3f} of it reached (geomean){held}")
+
     def summary(self, limit: int = 5, holdout_shapes: bool = True) -> str:
         """A short text for an agent: the verdict, the failures or the slowest scenarios, and the hold-out
         apart. With `holdout_shapes=False` (what the loop's worker is shown) the hold-out is reported only
@@ -135,7 +148,10 @@ class Judgement:
                  f"{self.baseline} {self.speedup:.3f}x" if self.speedup else head + "correct (no baseline timing)"]
         for name, g in self.groups.items():
             if g.get("speedup"):
-                lines.append(f"  group {name}: {g['speedup']:.3f}x over {g['n']} scenarios")
+                floor = f", {g['floor_fraction']:.2f} of the memory floor" if g.get("floor_fraction") else ""
+                lines.append(f"  group {name}: {g['speedup']:.3f}x over {g['n']} scenarios{floor}")
+        if self.floor_line():
+            lines.append("  " + self.floor_line())
         lines.append("  slowest: " + ", ".join(f"{s['scenario']} {s['speedup']:.2f}x" for s in self.slowest(limit)))
         if held:
             lines.append("  " + held)
@@ -284,6 +300,10 @@ def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: 
         result.pop("event", None)
         if result["scenario"] in held_names:
             result["holdout"] = True
+    bandwidth = ready.get("copy_bandwidth_Bps")
+    by_name = {s.name: s for s in chosen}
+    for result in results:
+        derive_floor(result, task.bytes_moved(by_name[result["scenario"]]), bandwidth)
     verdict.scenarios = results
     verdict.device = ready.get("device", {})
     verdict.baselines = ready.get("baselines", {})
@@ -296,12 +316,25 @@ def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: 
         verdict.holdout.update(correct=sum(bool(r.get("correct")) for r in held_results),
                                speedup=geomean([r.get("speedup") for r in held_results]) if held_correct else None,
                                groups=group_table(held_results))
+    if bandwidth and any("floor_s" in r for r in results):
+        verdict.floor = {"copy_bandwidth_Bps": bandwidth,
+                         "fraction": floor_geomean(suite) if verdict.correct else None,
+                         "holdout_fraction": floor_geomean(held_results) if held and verdict.correct else None}
     return finish(verdict.failure_reason())
+
+
+def floor_geomean(results: list[dict]) -> float | None:
+    """The geometric mean of the candidate's fraction of the memory floor over `results`."""
+    return geomean([r["floor_fraction"]["candidate"] for r in results if r.get("floor_fraction")])
 
 
 def group_table(results: list[dict]) -> dict[str, dict]:
     by_group: dict[str, list[dict]] = {}
     for result in results:
         by_group.setdefault(result["group"], []).append(result)
-    return {name: {"n": len(rs), "correct": sum(bool(r.get("correct")) for r in rs),
-                   "speedup": geomean([r.get("speedup") for r in rs])} for name, rs in by_group.items()}
+    table = {name: {"n": len(rs), "correct": sum(bool(r.get("correct")) for r in rs),
+                    "speedup": geomean([r.get("speedup") for r in rs])} for name, rs in by_group.items()}
+    for name, rs in by_group.items():
+        if any(r.get("floor_fraction") for r in rs):
+            table[name]["floor_fraction"] = floor_geomean(rs)
+    return table

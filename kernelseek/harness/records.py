@@ -52,6 +52,11 @@ def check_event(event: Any) -> str:
     return event["event"]
 
 
+def check_bandwidth(value: Any) -> None:
+    """The copy bandwidth a ready record reports: None (the task states no memory floor) or bytes/s."""
+    _number(value, "copy_bandwidth_Bps", positive=True, optional=True)
+
+
 def check_result(event: dict, scenario: str, implementations: set[str], headline: str | None) -> None:
     """Validate one result record for `scenario`. `implementations`: the names that may be timed
     (the candidate and the baselines); `headline`: the baseline every correct scenario must be timed
@@ -94,4 +99,15 @@ def derive(result: dict, headline: str | None, flops: float) -> dict:
         result["speedup"] = times[headline] / candidate
     result["speedup_beside"] = {name: t / candidate for name, t in times.items()
                                 if name not in ("candidate", headline)}
+    return result
+
+
+def derive_floor(result: dict, bytes_moved: float | None, bandwidth: float | None) -> dict:
+    """Add the memory floor to a correct result: the bytes a kernel must move, the time that takes at the
+    measured copy bandwidth, and the fraction of that floor each implementation reached (floor / time)."""
+    if not result.get("correct") or not bytes_moved or not bandwidth:
+        return result
+    floor_s = bytes_moved / bandwidth
+    result.update(bytes_moved=bytes_moved, floor_s=floor_s,
+                  floor_fraction={name: floor_s / t for name, t in result["time_s"].items()})
     return result

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernelseek.harness.records import RecordError, check_event, check_result, derive
+from kernelseek.harness.records import RecordError, check_bandwidth, check_event, check_result, derive
 
 OUTPUT_LIMIT = 64 << 20  # bytes a child may print (stdout and stderr together, to one file)
 LINE_LIMIT = 1 << 20  # the longest record a child may send
@@ -196,6 +196,7 @@ def _follow(child: _Child, remaining: list[str], record: Callable[[dict], None],
                     baselines = event.get("baselines")
                     if not isinstance(baselines, dict):
                         raise RecordError("ready without its baselines")
+                    check_bandwidth(event.get("copy_bandwidth_Bps"))
                     implementations |= set(baselines)
                     available = baselines.get(headline)
                     timed_against = headline if isinstance(available, list) and available[:1] == ["available"] else None

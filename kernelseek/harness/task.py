@@ -116,6 +116,15 @@ class Task:
     def flops(self, scenario: Scenario) -> float:
         raise NotImplementedError
 
+    # --- the memory floor (optional) ----------------------------------------------------------------
+    def bytes_moved(self, scenario: Scenario) -> float | None:
+        """The bytes a kernel must read and write for `scenario` at the least (each input read once, each
+        output written once), or None when the task states no memory floor. When it returns a number, the
+        judge measures the GPU's (or CPU's) copy bandwidth before the candidate is loaded and reports per
+        scenario the floor `bytes_moved / copy bandwidth` and the fraction of it each implementation
+        reached (`floor_s / time`); the verdict gives the suite's geometric mean of the candidate's."""
+        return None
+
     # --- helpers shared by every task --------------------------------------------------------------
     def find(self, arch: str, name: str) -> Scenario:
         for scenario in self.scenarios(arch):

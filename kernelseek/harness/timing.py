@@ -116,3 +116,20 @@ def time_by_kernel_durations(fn: Callable[[], None], calls_per_round: int, *, ro
         raise RuntimeError("the profiler saw no GPU kernel")
     return Timed(median_s=kernel_us / 1e6 / (rounds * calls_per_round), trials=rounds, spread=0.0)
 
+
+
+def copy_bandwidth(device: str, nbytes: int | None = None, *, budget_s: float = 0.2) -> float:
+    """The memory bandwidth of a plain device-to-device copy here, in bytes per second (bytes read plus
+    bytes written, as a kernel's traffic is counted). On a GPU a copy of 1 GiB (far past the L2) timed
+    as graph replays; on the CPU a copy of 64 MiB on this thread. The memory floor of a task's scenario
+    is its bytes moved divided by this."""
+    nbytes = nbytes or ((1 << 30) if device == "cuda" else (64 << 20))
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(1)
+    dst = torch.empty_like(src)
+    if device == "cuda":
+        graph = capture(lambda: dst.copy_(src))
+        timed = time_graphs({"copy": graph}, 1, budget_s=budget_s, min_trials=5, max_trials=50)["copy"]
+    else:
+        timed = time_calls({"copy": lambda: dst.copy_(src)}, 1, budget_s=budget_s, min_trials=3, max_trials=20,
+                           clock=time.thread_time)["copy"]
+    return 2 * nbytes / timed.median_s

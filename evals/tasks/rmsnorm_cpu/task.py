@@ -104,5 +104,10 @@ class RmsNormCpu(Task):
     def flops(self, scenario):
         return 4.0 * scenario.params["rows"] * scenario.params["cols"]
 
+    def bytes_moved(self, scenario):
+        """x read and y written once (float32), the weight read once: the memory floor's bytes."""
+        rows, cols = scenario.params["rows"], scenario.params["cols"]
+        return 4.0 * (2 * rows * cols + cols)
+
 
 TASK = RmsNormCpu()
