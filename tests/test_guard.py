@@ -275,7 +275,9 @@ SHIPPED = [("kernels/seeds/rmsnorm_cpu.cpp", "cpu", "ks_rmsnorm"),
            pytest.param("kernels/seeds/flash_attn_fwd.cu", "sm90", "ks_flash_attn_fwd", marks=needs_nvcc),
            pytest.param("kernels/seeds/flash_attn_fwd.cu", "sm100", "ks_flash_attn_fwd", marks=needs_nvcc),
            pytest.param("kernels/hopper/flash_attn_fwd.cu", "sm90", "ks_flash_attn_fwd",
-                        marks=[needs_nvcc, pytest.mark.slow])]
+                        marks=[needs_nvcc, pytest.mark.slow]),
+           *[pytest.param(k, a, "ks_add_rmsnorm", marks=needs_nvcc)
+             for k in ("kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm.cu") for a in ("sm90", "sm100")]]
 
 
 @pytest.mark.parametrize(("kernel", "arch", "entry_point"), SHIPPED)

@@ -45,13 +45,13 @@ reference_bf16 = _runner(_add_rmsnorm, _rmsnorm)
 def torch_compile() -> Baseline:
     if not torch.cuda.is_available():
         return Baseline("torch_compile", lambda s, i: {}, unavailable="torch.compile's GPU code needs a CUDA GPU here")
-    import torch._dynamo
+    import torch._dynamo as dynamo
 
     # one specialised compilation per shape (dynamic=False), as a model with fixed shapes gets; the
     # default limit of 8 would fall back to eager after the eighth scenario
     for knob in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
-        if hasattr(torch._dynamo.config, knob):
-            setattr(torch._dynamo.config, knob, 4096)
+        if hasattr(dynamo.config, knob):
+            setattr(dynamo.config, knob, 4096)
     run = _runner(torch.compile(_add_rmsnorm, dynamic=False), torch.compile(_rmsnorm, dynamic=False))
     return Baseline("torch_compile", run, info={"torch": torch.__version__, "mode": "default, dynamic=False",
                                                  "triton": _version("triton")})

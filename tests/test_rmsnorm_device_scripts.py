@@ -1,0 +1,72 @@
+"""The add_rmsnorm device scripts, as far as a machine without a GPU can take them: the wrong
+candidate the session plants really changes the seed, the session check passes a good session and
+names what a bad one lacks (on a real scripted session of the CPU task), and the summary reads a
+judgement's JSON against the issue's bars."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from loop_support import FIXTURES, ROOT, bank_copy, invoke
+
+sys.path.insert(0, str(ROOT / "evals" / "device"))
+import rmsnorm_session_check  # noqa: E402
+import rmsnorm_summary  # noqa: E402
+
+SCRIPT = (ROOT / "evals" / "device" / "rmsnorm_acceptance.sh").read_text()
+
+
+def test_the_wrong_candidate_of_the_session_is_the_seed_without_its_weight(tmp_path):
+    sed = re.search(r"sed '(s/[^']+)' kernels/seeds/add_rmsnorm.cu", SCRIPT).group(1)
+    seed = ROOT / "kernels" / "seeds" / "add_rmsnorm.cu"
+    wrong = subprocess.run(["sed", sed, str(seed)], capture_output=True, text=True, check=True).stdout
+    assert wrong != seed.read_text() and "weight[c]" not in wrong and wrong.count("\n") == seed.read_text().count("\n")
+    assert subprocess.run(["bash", "-n", str(ROOT / "evals" / "device" / "rmsnorm_acceptance.sh")]).returncode == 0
+
+
+@pytest.mark.slow
+def test_the_session_check_passes_a_real_scripted_session_and_fails_a_short_one(tmp_path, monkeypatch):
+    """The CPU task's session in the shape of the device's: start, wrong, done, faster."""
+    monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
+    steps = [str(FIXTURES / "wrong.cpp"), ":done", str(FIXTURES / "faster.cpp")]
+    replies = subprocess.run([sys.executable, "-m", "kernelseek.models.scripted", "start.cpp", *steps],
+                             capture_output=True, text=True, check=True).stdout
+    (tmp_path / "script.json").write_text(replies)
+    runs = tmp_path / "runs"
+    result = invoke(["run", "rmsnorm_cpu", "--kernel", str(FIXTURES / "start.cpp"), "--model",
+                     f"scripted/{tmp_path / 'script.json'}", "--mode", "auto", "--target-gain", "2", "--max-steps", "4",
+                     "--runs-dir", str(runs), "--run-id", "s"])
+    assert result.exit_code == 0, result.output
+    checks = rmsnorm_session_check.check(runs / "s")
+    assert all(ok for ok, _ in checks), checks
+    # the same run cut after the wrong candidate: what is missing is named
+    trace = (runs / "s" / "trace.jsonl").read_text().splitlines()
+    cut = [line for line in trace if json.loads(line).get("candidate", 0) <= 1 and json.loads(line)["type"] != "run_end"]
+    (runs / "s" / "trace.jsonl").write_text("\n".join(cut) + "\n")
+    checks = rmsnorm_session_check.check(runs / "s")
+    assert not all(ok for ok, _ in checks) and "candidates were judged" in checks[0][1]
+
+
+def test_the_summary_reports_speedups_and_the_floor_on_rows_of_4096_and_more(tmp_path):
+    def scenario(name, group, speedup, fraction):
+        return {"scenario": name, "group": group, "correct": True, "speedup": speedup,
+                "speedup_beside": {"eager": 2 * speedup}, "floor_fraction": {"candidate": fraction, "torch_compile": 0.5}}
+
+    report = {"kernel": "k.cu", "sha256": "abcdef0123", "judgement": "full", "correct": True, "reason": None,
+              "arch": "sm90", "speedup": 1.3, "groups": {"prefill": {"n": 2, "correct": 2, "speedup": 1.3,
+                                                                    "floor_fraction": 0.9}},
+              "floor": {"copy_bandwidth_Bps": 4.2e12, "fraction": 0.7, "holdout_fraction": None},
+              "scenarios": [scenario("decode_h4096_r16", "decode", 1.1, 0.1),
+                            scenario("prefill_h4096_r4096", "prefill", 1.2, 0.81),
+                            scenario("prefill_h8192_r65536", "prefill", 1.5, 0.9)]}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    text = "\n".join(rmsnorm_summary.summarize(path))
+    assert "CORRECT" in text and "3/3 correct" in text and "4.20 TB/s" in text
+    assert "rows >= 4096 (2 scenarios): floor fraction geomean 0.854, min 0.810" in text
+    assert "torch.compile's own floor fraction on rows >= 4096: 0.500" in text
