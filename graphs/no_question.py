@@ -1,15 +1,13 @@
 """The no-question ablation: the worker and the harness gate alone — no questions, no extra tools.
-At a decision point the worker is only told to continue. It isolates what the questions add."""
-
-from __future__ import annotations
+At a decision point the worker is only told to continue (the `nudge` node). It isolates what the questions add."""
 
 from typing import Any
 
-from graphs import build_graph
+from kernelseek.agent.graph import build_graph
 
 
 def build(checkpointer: Any = None) -> Any:
-    return build_graph(questioner=False, checkpointer=checkpointer, name="no_question")
+    return build_graph("no_question", asks=False, checkpointer=checkpointer)
 
 
 graph = build()

@@ -2,16 +2,14 @@
 no questions, and extra tools — profiler summary, compiled-code digest, document retrieval, lessons store
 (`kernelseek/toolrich/`)."""
 
-from __future__ import annotations
-
 from typing import Any
 
-from graphs import build_graph
+from kernelseek.agent.graph import build_graph
 from kernelseek.toolrich import TOOLS
 
 
 def build(checkpointer: Any = None) -> Any:
-    return build_graph(questioner=False, extra_tools=TOOLS, checkpointer=checkpointer, name="tool_rich")
+    return build_graph("tool_rich", asks=False, extra_tools=TOOLS, checkpointer=checkpointer)
 
 
 graph = build()

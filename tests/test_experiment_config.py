@@ -128,17 +128,26 @@ def test_a_run_folder_from_another_configuration_is_refused(tmp_path):
         [("no_question-r0", "partial"), ("no_question-r1", "new")]  # more repeats: the new ones are added
 
 
-def test_the_three_graphs_differ_only_in_questions_and_tools():
+def test_the_three_graphs_differ_only_in_questions_and_tools(tmp_path):
+    import json
+
     from graphs import load_graph
     from kernelseek.toolrich import TOOLS
 
     graphs = {name: load_graph(name) for name in ("kernelseek", "tool_rich", "no_question")}
     assert {name: g.name for name, g in graphs.items()} == {n: n for n in graphs}
     nodes = {name: set(g.get_graph().nodes) for name, g in graphs.items()}
-    assert nodes["kernelseek"] == nodes["tool_rich"] == nodes["no_question"]  # the same nodes, reused
+    assert nodes["kernelseek"] - {"questioner"} == nodes["tool_rich"] - {"nudge"} == nodes["no_question"] - {"nudge"}
+    assert "questioner" not in nodes["tool_rich"] | nodes["no_question"]  # the ablations never ask
     assert [t.name for t in TOOLS] == ["profile", "compiled_code", "search_docs", "lessons"]
-    text = (ROOT / "graphs" / "tool_rich.py").read_text() + (ROOT / "graphs" / "no_question.py").read_text()
-    assert "questioner=False, extra_tools=TOOLS" in text and "build_graph(questioner=False, checkpointer" in text
-    import json
-
+    # what the worker is offered: the tool-rich graph's extra tools, and only there
+    model = tmp_path / "s.json"
+    model.write_text(json.dumps([{"content": "recall", "tool_calls": [{"name": "lessons",
+                                                                       "arguments": {"action": "recall"}}]}]))
+    for name, graph in graphs.items():
+        final = graph.invoke({}, context={"task": "rmsnorm_cpu", "model": f"scripted/{model}", "mode": "none",
+                                          "judge_start": False, "max_steps": 1, "runs_dir": str(tmp_path / "runs"),
+                                          "run_id": name})
+        answer = final["messages"][-1]["content"]
+        assert answer.startswith("error: there is no tool 'lessons'") == (name != "tool_rich"), (name, answer)
     assert set(json.loads((ROOT / "langgraph.json").read_text())["graphs"]) == set(graphs)

@@ -145,8 +145,10 @@ def test_graph_builder_variants():
     from kernelseek.agent.tools import Tool
 
     extra = Tool("ping", "Say pong.", {"type": "object", "properties": {}}, lambda args, ctx: "pong")
-    for graph in (load_graph("kernelseek"), build_graph(questioner=False, extra_tools=[extra], name="x")):
-        assert {"start", "worker", "harness", "questioner", "finish"} <= set(graph.get_graph().nodes)
+    assert {"start", "worker", "harness", "questioner", "finish"} <= set(load_graph("kernelseek").get_graph().nodes)
+    quiet = build_graph("x", asks=False, extra_tools=[extra])
+    assert {"start", "worker", "harness", "nudge", "finish"} <= set(quiet.get_graph().nodes)
+    assert "questioner" not in quiet.get_graph().nodes
     with pytest.raises(ValueError, match="no graphs/nope.py"):
         load_graph("nope")
     spec = json.loads((ROOT / "langgraph.json").read_text())
@@ -229,14 +231,14 @@ def test_an_unchanged_candidate_is_not_judged_again(tmp_path):
     assert not run.candidate_path(1).exists()
 
 
-def test_the_exported_graph_makes_its_own_run_from_the_configurable(tmp_path, monkeypatch):
-    """What LangGraph Studio does: invoke the exported graph with the run's settings as configurable."""
+def test_the_exported_graph_makes_its_own_run_from_its_context(tmp_path, monkeypatch):
+    """What LangGraph Studio does: invoke the exported graph with the run's settings as its context."""
     from graphs.kernelseek import graph
 
     monkeypatch.setenv("KERNELSEEK_RUNS", str(tmp_path / "runs"))
     model = script(tmp_path / "s.json", [{"content": "look", "tool_calls": [shell("ls")]}])
-    final = graph.invoke({}, {"configurable": {"task": "rmsnorm_cpu", "kernel": SEED, "model": model, "mode": "none",
-                                               "judge_start": False, "max_steps": 1}})
+    final = graph.invoke({}, context={"task": "rmsnorm_cpu", "kernel": SEED, "model": model, "mode": "none",
+                                      "judge_start": False, "max_steps": 1})
     assert final["end_reason"].startswith("step budget") and final["step"] == 1
     run_dir, = (tmp_path / "runs").iterdir()
     assert final["run_dir"] == str(run_dir) and [e["type"] for e in events(run_dir)] == \

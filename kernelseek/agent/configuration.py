@@ -1,107 +1,166 @@
-"""What a run is configured with. Saved as `runs/<id>/config.json`; every node reads it from there."""
+"""What a run is configured with: a pydantic model, saved as `runs/<id>/config.json`.
+
+The same fields, typed and described, are the settings form LangGraph Studio shows (`RunSettings` in
+`kernelseek.agent.context`). Any bad value or unknown key is a `ConfigError` of one sentence that names
+the field (as its command-line option where there is one) and the fix.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import uuid
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 MODES = ("human", "auto", "none")
 DEFAULT_HOLDOUT_GPU, DEFAULT_HOLDOUT_CPU = 24, 3
 IDENTITY_FIELDS = ("run_uuid",)  # who a run is, not how it is configured (an experiment does not compare them)
+POSITIVE = ("target", "target_gain", "max_dollars", "max_tokens", "max_wall_s", "max_evals", "shell_timeout_s",
+            "worker_timeout_s", "context_tokens")
+AT_LEAST_ONE = ("max_steps", "plateau_evals", "failing_evals")
 
 
 class ConfigError(ValueError):
     """Bad run configuration; the message is one sentence naming the field and the fix."""
 
 
-@dataclass
-class Configuration:
-    task: str  # the task folder (absolute path)
-    kernel: str  # the kernel the run starts from (absolute path)
-    arch: str = "cpu"
-    model: str | None = None  # a litellm model name, e.g. "anthropic/claude-sonnet-4-5" or "scripted/<script>"
-    worker_command: str | None = None  # an external coding CLI instead of the built-in worker
-    mode: str = "auto"  # human: a person types the questions; auto: the bank; none: no questions
-    graph: str = "kernelseek"  # the module under graphs/ that builds the graph
-    target: float | None = None  # the run ends when the best speedup reaches it
-    target_gain: float | None = None  # ... or when the best is this many times the starting kernel's speedup
-    max_steps: int = 60  # worker turns (model calls, or external CLI invocations)
-    max_dollars: float | None = 20.0
-    max_tokens: int | None = None  # counts every model call, priced or not
-    max_wall_s: float | None = None  # time spent working (not waiting for a person), across resumes
-    max_evals: int | None = None
-    plateau_evals: int = 4  # a decision point after this many evaluations without a gain
-    failing_evals: int = 3  # a decision point after this many incorrect candidates in a row
-    judge_start: bool = True  # judge the starting kernel first (quick), so "best" starts there
-    holdout: int | None = None  # hold-out scenarios per full judgement (None: 24 on a GPU, 3 on the CPU)
-    seed: int = 0  # the bank policy's seed
-    shell_timeout_s: float = 300.0
-    output_cap: int = 10_000  # characters of tool output the worker sees
-    worker_timeout_s: float = 3600.0  # one external-CLI turn
-    limit_detector_model: str | None = None  # optional model-based claimed-limit detector
-    unconfined: bool = False  # the worker's shell runs without the sandbox (where bubblewrap is missing)
-    model_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to litellm.completion
-    bank_stats: str | None = None  # the bank statistics file (default: the user's; scripted runs: none)
-    model_retries: int = 6  # transient provider errors (rate limits, 5xx, timeouts) retried with backoff
-    context_tokens: int | None = None  # the model's input window when litellm does not know it
-    run_uuid: str | None = field(default_factory=lambda: str(uuid.uuid4()))  # None: a run made before UUIDs
+def option(name: str) -> str:
+    """A field as the command-line option that sets it (max_wall_s: --max-wall)."""
+    return "--" + name.removesuffix("_s").replace("_", "-")
 
-    def validate(self) -> Configuration:
-        if self.mode not in MODES:
-            raise ConfigError(f"--mode '{self.mode}' is unknown; use one of {', '.join(MODES)}.")
+
+def _sentence_for(name: str, value: Any) -> str | None:
+    """The one sentence for a bad value of a field whose rule is known (a wrong type included)."""
+    if name in POSITIVE:
+        return f"{option(name)} {value!r} must be a finite number above 0 (or left out)."
+    if name in AT_LEAST_ONE:
+        return f"{option(name)} {value!r} must be a whole number, at least 1."
+    if name == "holdout":
+        return (f"holdout {value!r} must be a whole number of scenarios, 0 or more (0: full judgements draw no "
+                "hold-out sample).")
+    if name == "model_retries":
+        return f"model_retries {value!r} must be a whole number, 0 or more."
+    if name == "mode":
+        return f"--mode '{value}' is unknown; use one of {', '.join(MODES)}."
+    return None
+
+
+def _fail(message: str) -> PydanticCustomError:
+    return PydanticCustomError("config", message)
+
+
+class Configuration(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", validate_assignment=False)
+
+    task: str = Field(description="The task folder (absolute path).")
+    kernel: str = Field(description="The kernel the run starts from (absolute path).")
+    arch: str = Field("cpu", description="The target: sm90, sm100 or cpu.")
+    model: str | None = Field(None, description="The built-in worker's litellm model, e.g. "
+                              "anthropic/claude-sonnet-4-5, or scripted/<script> for a scripted model.")
+    worker_command: str | None = Field(None, description="An external coding CLI run in the workspace each turn, "
+                                       "instead of the built-in worker ({prompt} or {prompt_file} is replaced).")
+    mode: Literal["human", "auto", "none"] = Field("auto", description="Who asks at decision points: human (a "
+                                                   "person), auto (the question bank), none (nobody).")
+    graph: str = Field("kernelseek", description="The graph under graphs/ that drives the run.")
+    target: float | None = Field(None, description="End the run when the best speedup reaches this, e.g. 1.16.")
+    target_gain: float | None = Field(None, description="Or when the best is this many times the starting "
+                                      "kernel's speedup, e.g. 1.3.")
+    max_steps: int = Field(60, description="Budget: worker turns (model calls, or external CLI invocations).")
+    max_dollars: float | None = Field(20.0, description="Budget: model dollars (litellm's prices).")
+    max_tokens: int | None = Field(None, description="Budget: model tokens, every call counted, priced or not.")
+    max_wall_s: float | None = Field(None, description="Budget: seconds of work (not waiting for a person), "
+                                     "across resumes.")
+    max_evals: int | None = Field(None, description="Budget: evaluations.")
+    plateau_evals: int = Field(4, description="A decision point after this many evaluations without a gain.")
+    failing_evals: int = Field(3, description="A decision point after this many incorrect candidates in a row.")
+    judge_start: bool = Field(True, description="Judge the starting kernel first (quick), so the best starts "
+                              "there.")
+    holdout: int | None = Field(None, description="Hold-out scenarios per full judgement (empty: 24 on a GPU, "
+                                "3 on the CPU).")
+    seed: int = Field(0, description="The question bank policy's seed.")
+    shell_timeout_s: float = Field(300.0, description="Seconds one shell command of the worker may take.")
+    output_cap: int = Field(10_000, description="Characters of tool output the worker sees.")
+    worker_timeout_s: float = Field(3600.0, description="Seconds one external-CLI turn may take.")
+    limit_detector_model: str | None = Field(None, description="Also ask this model whether the worker claims "
+                                             "a limit when the rules find none.")
+    unconfined: bool = Field(False, description="Run the worker's shell without the sandbox (only where "
+                             "bubblewrap is missing).")
+    model_kwargs: dict[str, Any] = Field(default_factory=dict, description="Arguments for litellm.completion, "
+                                         "e.g. {\"temperature\": 0.2}.")
+    bank_stats: str | None = Field(None, description="The bank statistics file (empty: the user's; scripted "
+                                   "runs: none).")
+    model_retries: int = Field(6, description="Transient provider errors (rate limits, 5xx, timeouts) retried "
+                               "with backoff.")
+    context_tokens: int | None = Field(None, description="The model's input window in tokens, where litellm "
+                                       "does not know it.")
+    run_uuid: str | None = Field(default_factory=lambda: str(uuid.uuid4()),
+                                 description="The run's unique id (empty: a run made before UUIDs).")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as error:
+            raise ConfigError(_one_sentence(error, data, type(self))) from None
+
+    @model_validator(mode="after")
+    def _check(self) -> Configuration:
         if bool(self.model) == bool(self.worker_command):
-            raise ConfigError("give exactly one worker: --model NAME (built-in worker) or --worker-command CMD "
-                              "(an external coding CLI).")
+            raise _fail("give exactly one worker: --model NAME (built-in worker) or --worker-command CMD "
+                        "(an external coding CLI).")
         if self.target is not None and self.target <= 0:
-            raise ConfigError(f"--target {self.target} must be a positive speedup such as 1.16.")
+            raise _fail(f"--target {self.target} must be a positive speedup such as 1.16.")
         if self.target_gain is not None and self.target_gain <= 1:
-            raise ConfigError(f"--target-gain {self.target_gain} must be above 1 (e.g. 1.3: 30% faster than the start).")
+            raise _fail(f"--target-gain {self.target_gain} must be above 1 (e.g. 1.3: 30% faster than the start).")
         if self.target_gain is not None and not self.judge_start:
-            raise ConfigError("--target-gain needs the starting kernel judged; drop --no-judge-start.")
-        if self.holdout is not None and (isinstance(self.holdout, bool) or not isinstance(self.holdout, int)
-                                         or self.holdout < 0):
-            raise ConfigError(f"holdout {self.holdout!r} must be a whole number of scenarios, 0 or more "
-                              "(0: full judgements draw no hold-out sample).")
-        for name in ("target", "target_gain", "max_dollars", "max_tokens", "max_wall_s", "max_evals",
-                     "shell_timeout_s", "worker_timeout_s", "context_tokens"):
+            raise _fail("--target-gain needs the starting kernel judged; drop --no-judge-start.")
+        if self.holdout is not None and self.holdout < 0:
+            raise _fail(_sentence_for("holdout", self.holdout))
+        for name in POSITIVE:
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                      or not math.isfinite(value) or value <= 0):
-                raise ConfigError(f"--{name.removesuffix('_s').replace('_', '-')} {value!r} must be a finite "
-                                  "number above 0 (or left out).")
-        if isinstance(self.model_retries, bool) or not isinstance(self.model_retries, int) or self.model_retries < 0:
-            raise ConfigError(f"model_retries {self.model_retries!r} must be a whole number, 0 or more.")
-        for name in ("max_steps", "plateau_evals", "failing_evals"):
+            if value is not None and (not math.isfinite(value) or value <= 0):
+                raise _fail(_sentence_for(name, value))
+        if self.model_retries < 0:
+            raise _fail(_sentence_for("model_retries", self.model_retries))
+        for name in AT_LEAST_ONE:
             if getattr(self, name) < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")
+                raise _fail(_sentence_for(name, getattr(self, name)))
+        return self
+
+    def validate(self) -> Configuration:  # noqa: D102 - the checks that look outside the model
         if not Path(self.kernel).is_file():
             raise ConfigError(f"{self.kernel}: no such kernel file; pass the kernel the run starts from.")
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.model_dump()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Configuration:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        if not isinstance(data, dict):
+            raise ConfigError(f"a run configuration is a mapping of settings, not {type(data).__name__}.")
+        return cls(**data)
 
-    def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=1))
+    def save(self, path: Path, **extra: Any) -> None:
+        path.write_text(json.dumps({**self.to_dict(), **extra}, indent=1))
 
     @classmethod
     def load(cls, path: Path) -> Configuration:
         try:
             data = json.loads(path.read_text())
-            if isinstance(data, dict):
-                data.setdefault("run_uuid", None)  # a run made before runs had a UUID keeps having none
-            return cls.from_dict(data)
-        except (OSError, json.JSONDecodeError, TypeError) as error:
+        except (OSError, json.JSONDecodeError) as error:
             raise ConfigError(f"{path}: the run configuration cannot be read ({error}).") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: the run configuration cannot be read (not a mapping of settings).")
+        data.pop("thread_id", None)  # kept beside the settings (`Run.thread_id`)
+        data.setdefault("run_uuid", None)  # a run made before runs had a UUID keeps having none
+        try:
+            return cls(**data)
+        except ConfigError as error:
+            raise ConfigError(f"{path}: {error}") from None
 
     def holdout_size(self) -> int:
         """Hold-out scenarios each full judgement adds: the configured number, else 24 on a GPU and 3 on
@@ -113,3 +172,17 @@ class Configuration:
     def budgets(self) -> dict[str, Any]:
         return {"max_steps": self.max_steps, "max_dollars": self.max_dollars, "max_tokens": self.max_tokens,
                 "max_wall_s": self.max_wall_s, "max_evals": self.max_evals}
+
+
+def _one_sentence(error: ValidationError, data: dict[str, Any], model: type[BaseModel]) -> str:
+    """pydantic's report as one sentence: the first problem, in the words of the field it is about."""
+    first = error.errors()[0]
+    name = str(first["loc"][0]) if first["loc"] else ""
+    if first["type"] == "config":
+        return first["msg"]
+    if first["type"] == "extra_forbidden":
+        return f"'{name}' is not a run setting; the settings are {', '.join(model.model_fields)}."
+    if first["type"] == "missing":
+        return f"the setting '{name}' is missing: {model.model_fields[name].description}"
+    value = data.get(name, first.get("input"))
+    return _sentence_for(name, value) or f"{name} {value!r} is not valid: {first['msg'].lower()}."

@@ -30,9 +30,6 @@ from pathlib import Path
 from kernelseek.agent.configuration import ConfigError, Configuration
 from kernelseek.trace import TraceWriter
 
-_OPEN: dict[str, Run] = {}
-
-
 RUN_ID = re.compile(r"[A-Za-z0-9._-]+")
 
 
@@ -63,7 +60,9 @@ class Run:
 
     # --- opening ---------------------------------------------------------------------------------
     @classmethod
-    def create(cls, config: Configuration, runs_dir: Path | None = None, run_id: str | None = None) -> Run:
+    def create(cls, config: Configuration, runs_dir: Path | None = None, run_id: str | None = None,
+               thread_id: str | None = None) -> Run:
+        """A new run folder; `thread_id`: the LangGraph thread its checkpoints are under (default: its id)."""
         runs_dir = Path(runs_dir or default_runs_dir())
         run_id = check_run_id(run_id) if run_id else time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
         folder = runs_dir / run_id
@@ -75,14 +74,13 @@ class Run:
                 from None
         for sub in ("workspace", "candidates", "best", "prompts"):
             (folder / sub).mkdir()
-        (folder / "config.json").write_text(json.dumps({**config.to_dict(), "thread_id": run_id}, indent=1))
+        config.save(folder / "config.json", thread_id=thread_id or run_id)
         run = cls(folder)
         shutil.copyfile(config.kernel, run.candidate_file)
         shutil.copyfile(config.kernel, run.candidate_path(0))
         header = getattr(run.task, "header", "")
         if header and (run.task.folder / header).is_file():
             shutil.copyfile(run.task.folder / header, run.workspace / header)
-        _OPEN[str(run.dir)] = run
         return run
 
     @classmethod
@@ -94,15 +92,7 @@ class Run:
         if not (folder / "config.json").is_file():
             raise ConfigError(f"{ref}: no such run; pass a run id under {runs_dir or default_runs_dir()}/ "
                               "(see --runs-dir) or a run folder.")
-        return cls.get(folder)
-
-    @classmethod
-    def get(cls, folder: str | Path) -> Run:
-        """The open run for a folder (one object per process, so the trace writer is shared)."""
-        key = str(Path(folder).resolve())
-        if key not in _OPEN:
-            _OPEN[key] = cls(Path(key))
-        return _OPEN[key]
+        return cls(folder)
 
     # --- parts -----------------------------------------------------------------------------------
     @cached_property

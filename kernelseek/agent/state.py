@@ -1,10 +1,20 @@
 """The graph's state: plain JSON types only, so a checkpoint is readable and portable.
 
-No reducers: every node returns the keys it changes and they replace the old values."""
+No reducers: every node returns the keys it changes and they replace the old values. The TypedDicts come
+from typing_extensions, which pydantic (LangGraph Studio's schemas) needs on Python 3.11."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
+
+
+class StudioInput(TypedDict, total=False):
+    """What a graph takes as input (LangGraph Studio's input form): nothing to start a new run from the
+    settings, or the folder of an existing run to drive."""
+
+    run_dir: str  # an existing run folder; empty: a new run is made from the settings (the context)
 
 
 class State(TypedDict, total=False):

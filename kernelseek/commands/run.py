@@ -47,11 +47,14 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
     """Stream the graph to its end, showing progress, and answer human-mode questions from stdin."""
     from langgraph.types import Command
 
-    config = run.thread()
+    from kernelseek.agent.context import RunContext
+
+    config, context = run.thread(), RunContext.of(run)
     values = dict(graph.get_state(config).values or {}) or (dict(payload) if isinstance(payload, dict) else {})
     while True:
         with Live(_view(run.id, values), console=console, refresh_per_second=4, transient=console.is_terminal) as live:
-            for mode, chunk in graph.stream(payload, config, stream_mode=["updates", "custom"], durability="sync"):
+            for mode, chunk in graph.stream(payload, config, context=context, stream_mode=["updates", "custom"],
+                                            durability="sync"):
                 if mode == "custom":  # the harness's progress while it judges
                     live.update(_view(run.id, {**values, "last_event": chunk.get("judging", "")}))
                     continue
@@ -106,7 +109,7 @@ def _finish(run: Any, values: dict[str, Any]) -> None:
 
 
 def _execute(run: Any, payload: Any) -> None:
-    from graphs import load_graph
+    from kernelseek.agent.graph import load_graph
     from kernelseek.agent.worker import WorkerError
 
     try:
@@ -268,7 +271,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             run = Run.open(run_id, runs_dir)
         except ConfigError as error:
             fail(str(error))
-        from graphs import load_graph
+        from kernelseek.agent.graph import load_graph
 
         try:
             _check_sandbox(run.config)

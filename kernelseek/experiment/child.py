@@ -19,12 +19,13 @@ def emit(kind: str, **fields: Any) -> None:
 
 
 def drive(run_dir: Path) -> int:
-    from graphs import load_graph
+    from kernelseek.agent.context import RunContext
+    from kernelseek.agent.graph import load_graph
     from kernelseek.agent.run_store import Run
     from kernelseek.agent.state import initial_state
     from kernelseek.agent.worker import WorkerError
 
-    run = Run.get(run_dir)
+    run = Run(run_dir)
     try:
         graph = load_graph(run.config.graph, checkpointer=run.checkpointer())
         config = run.thread()
@@ -34,7 +35,8 @@ def drive(run_dir: Path) -> int:
             return 0
         payload = None if snapshot.values else initial_state(str(run.dir))
         values = dict(snapshot.values or {})
-        for chunk in graph.stream(payload, config, stream_mode="updates", durability="sync"):
+        for chunk in graph.stream(payload, config, context=RunContext.of(run), stream_mode="updates",
+                                  durability="sync"):
             for node, update in chunk.items():
                 if node == "__interrupt__":
                     emit("error", message=f"run {run.id} stopped at a question for a person; an experiment runs "
@@ -60,7 +62,7 @@ def main(argv: list[str]) -> int:
     from kernelseek.agent.configuration import ConfigError
     from kernelseek.agent.run_store import Run
 
-    run = Run.get(Path(argv[0]).resolve())
+    run = Run(Path(argv[0]).resolve())
     try:
         with run.lock():
             return drive(run.dir)

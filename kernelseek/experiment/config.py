@@ -189,7 +189,7 @@ def load_experiment(path: str | Path) -> Experiment:
     if not isinstance(raw_graphs, dict) or not raw_graphs:
         raise _fail(path, "the field 'graphs' must be a list of graph names (e.g. [kernelseek, tool_rich, "
                     "no_question]) or a mapping of graph name to its model.")
-    from graphs import GRAPHS
+    from kernelseek.agent.graph import GRAPHS
 
     graphs = []
     for gname, spec in raw_graphs.items():
