@@ -245,6 +245,19 @@ def test_the_exported_graph_makes_its_own_run_from_its_context(tmp_path, monkeyp
         ["run_start", "model_call", "tool_start", "tool_call", "run_end"]
 
 
+def test_bad_settings_in_the_graphs_context_are_one_sentence(tmp_path, monkeypatch):
+    from graphs.kernelseek import graph
+
+    monkeypatch.setenv("KERNELSEEK_RUNS", str(tmp_path / "runs"))
+    for context, sentence in [({"model": "m", "colour": "red"}, "'colour' is not a run setting; the settings are task"),
+                              ({"model": "m", "max_dollars": "lots"}, "--max-dollars 'lots' must be a finite number"),
+                              ({}, "give exactly one worker"), ({"model": "m", "task": "nope"}, "no such task folder")]:
+        with pytest.raises(ConfigError) as failed:
+            graph.invoke({}, context=context)
+        assert sentence in str(failed.value) and "\n" not in str(failed.value)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
 def test_a_replayed_step_acts_on_the_recorded_reply(tmp_path):
     """A step cut off after its model call is replayed from replies/<step>.json, not asked again."""
     from kernelseek.agent.run_store import Run

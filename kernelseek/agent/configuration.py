@@ -18,6 +18,7 @@ from pydantic_core import PydanticCustomError
 
 MODES = ("human", "auto", "none")
 DEFAULT_HOLDOUT_GPU, DEFAULT_HOLDOUT_CPU = 24, 3
+FOLDER_KEYS = ("thread_id", "checkpoints")  # config.json's keys beside the settings: where its checkpoints are
 IDENTITY_FIELDS = ("run_uuid",)  # who a run is, not how it is configured (an experiment does not compare them)
 POSITIVE = ("target", "target_gain", "max_dollars", "max_tokens", "max_wall_s", "max_evals", "shell_timeout_s",
             "worker_timeout_s", "context_tokens")
@@ -155,7 +156,8 @@ class Configuration(BaseModel):
             raise ConfigError(f"{path}: the run configuration cannot be read ({error}).") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the run configuration cannot be read (not a mapping of settings).")
-        data.pop("thread_id", None)  # kept beside the settings (`Run.thread_id`)
+        for key in FOLDER_KEYS:  # kept beside the settings, about the run folder (`Run`)
+            data.pop(key, None)
         data.setdefault("run_uuid", None)  # a run made before runs had a UUID keeps having none
         try:
             return cls(**data)

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field, PrivateAttr
 
 from kernelseek.agent.configuration import ConfigError, Configuration
-from kernelseek.agent.run_store import Run
+from kernelseek.agent.run_store import Run, default_runs_dir
 
 
 class RunContext(Configuration):
@@ -50,8 +50,12 @@ class RunContext(Configuration):
 
     def create_run(self, thread_id: str | None = None) -> Run:
         """A new run folder from these settings, resolved as `kernelseek run` resolves its options."""
-        self._run = Run.create(self.configuration(), Path(self.runs_dir) if self.runs_dir else None,
-                               self.run_id, thread_id=thread_id)
+        from kernelseek.agent import studio
+
+        runs_dir = Path(self.runs_dir).expanduser() if self.runs_dir else default_runs_dir()
+        studio.check_runs_dir(runs_dir)
+        self._run = Run.create(self.configuration(), runs_dir, self.run_id, thread_id=thread_id,
+                               checkpoints=studio.server_checkpoints())
         return self._run
 
     def configuration(self) -> Configuration:

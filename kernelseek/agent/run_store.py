@@ -2,6 +2,7 @@
 directory ($XDG_DATA_HOME or ~/.local/share, then kernelseek/runs): never the repository by default.
 
     config.json          the Configuration, and the run's LangGraph thread id (kept when the folder is copied)
+                         (and `checkpoints`, the SQLite file of a run started in LangGraph Studio)
     checkpoints.sqlite   LangGraph's SqliteSaver checkpoints
     trace.jsonl          the append-only trace (schema: kernelseek/trace.py)
     workspace/           where the worker works: the candidate kernel file (and the task's header)
@@ -54,15 +55,21 @@ class Run:
         self.id = self.dir.name
         self.config = Configuration.load(self.dir / "config.json")
         try:
-            self.thread_id = str(json.loads((self.dir / "config.json").read_text()).get("thread_id") or self.id)
-        except (OSError, ValueError, AttributeError):
-            self.thread_id = self.id  # a run made before thread ids were stored
+            stored = json.loads((self.dir / "config.json").read_text())
+        except (OSError, ValueError):
+            stored = {}
+        # beside the settings: the LangGraph thread of the run's checkpoints (a run made before thread ids
+        # were stored: its id), and the SQLite file they are in when it is not the run's own (a run started
+        # in LangGraph Studio: the server's)
+        self.thread_id = str(stored.get("thread_id") or self.id)
+        self.checkpoints = Path(stored.get("checkpoints") or self.dir / "checkpoints.sqlite")
 
     # --- opening ---------------------------------------------------------------------------------
     @classmethod
     def create(cls, config: Configuration, runs_dir: Path | None = None, run_id: str | None = None,
-               thread_id: str | None = None) -> Run:
-        """A new run folder; `thread_id`: the LangGraph thread its checkpoints are under (default: its id)."""
+               thread_id: str | None = None, checkpoints: str | None = None) -> Run:
+        """A new run folder; `thread_id`: the LangGraph thread its checkpoints are under (default: its id),
+        `checkpoints`: the SQLite file that holds them (default: checkpoints.sqlite in the folder)."""
         runs_dir = Path(runs_dir or default_runs_dir())
         run_id = check_run_id(run_id) if run_id else time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
         folder = runs_dir / run_id
@@ -74,7 +81,8 @@ class Run:
                 from None
         for sub in ("workspace", "candidates", "best", "prompts"):
             (folder / sub).mkdir()
-        config.save(folder / "config.json", thread_id=thread_id or run_id)
+        config.save(folder / "config.json", thread_id=thread_id or run_id,
+                    **({"checkpoints": checkpoints} if checkpoints else {}))
         run = cls(folder)
         shutil.copyfile(config.kernel, run.candidate_file)
         shutil.copyfile(config.kernel, run.candidate_path(0))
@@ -124,7 +132,7 @@ class Run:
     def checkpointer(self):  # noqa: ANN201 - SqliteSaver
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        path = self.dir / "checkpoints.sqlite"
+        path = self.checkpoints
         connection = sqlite3.connect(path, check_same_thread=False)
         try:
             problem = connection.execute("PRAGMA quick_check").fetchone()[0]
