@@ -33,6 +33,11 @@ and the fields its type requires (further fields are allowed):
     decision_point  kind (one of DECISION_POINTS), detail (str), worker_words (str)
     question        text, source ("human" | "bank"), bank_id (or null), question_kind (one of
                     QUESTION_KINDS or null), decision_point (kind)
+                    (optional: chooser — "human", "model:<name>" or "policy:contextual-thompson";
+                    for an auto-mode choice also offered (the bank ids offered, best-scored first),
+                    reason (one line: why this one), features (the situation's features) and situation
+                    ({features, claimed_limit, slow_groups, fast_groups, report_correct,
+                    report_speedup}); see kernelseek/agent/chooser.py)
     human_message   text, decision_point (kind, or "interjection" for a message sent with `kernelseek ask`
                     at no decision point), context ({best_speedup, best, last_report, worker_words})
                     (optional: truncated, the length of a text cut at MAX_MESSAGE_CHARS)

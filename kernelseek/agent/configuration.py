@@ -22,7 +22,7 @@ FOLDER_KEYS = ("thread_id", "checkpoints")  # config.json's keys beside the sett
 IDENTITY_FIELDS = ("run_uuid",)  # who a run is, not how it is configured (an experiment does not compare them)
 POSITIVE = ("target", "target_gain", "max_dollars", "max_tokens", "max_wall_s", "max_evals", "shell_timeout_s",
             "worker_timeout_s", "context_tokens")
-AT_LEAST_ONE = ("max_steps", "plateau_evals", "failing_evals")
+AT_LEAST_ONE = ("max_steps", "plateau_evals", "failing_evals", "chooser_offer", "no_eval_steps")
 
 
 class ConfigError(ValueError):
@@ -88,6 +88,12 @@ class Configuration(BaseModel):
     worker_timeout_s: float = Field(3600.0, description="Seconds one external-CLI turn may take.")
     limit_detector_model: str | None = Field(None, description="Also ask this model whether the worker claims "
                                              "a limit when the rules find none.")
+    chooser_model: str | None = Field(None, description="Auto mode: the model that picks the question for the "
+                                      "situation among those offered (empty: the worker's own model when it is a "
+                                      "real one; 'policy': the contextual policy picks).")
+    chooser_offer: int = Field(4, description="Auto mode: how many fitting questions are offered to the chooser.")
+    no_eval_steps: int = Field(8, description="A decision point after this many worker steps without an "
+                               "evaluation.")
     unconfined: bool = Field(False, description="Run the worker's shell without the sandbox (only where "
                              "bubblewrap is missing).")
     model_kwargs: dict[str, Any] = Field(default_factory=dict, description="Arguments for litellm.completion, "

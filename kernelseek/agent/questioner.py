@@ -4,7 +4,10 @@ human: `interrupt()` with the decision point, the best so far, the last harness 
        last words; the person's answer comes back through `Command(resume=text)`. "/stop" ends the run;
        an empty answer lets the worker continue without a question; a question longer than
        MAX_MESSAGE_CHARS (500) is cut there.
-auto:  the bank's policy picks a question that fits the decision point (`kernelseek.bank.select_question`).
+auto:  the situation (decision point, the worker's words, the last report, the claimed limit) is assembled,
+       the contextual policy offers the K questions that fit it best, and a chooser model picks one and
+       says why (or the policy does, without one): `kernelseek.agent.chooser`. The question event records
+       the offered ids, the chooser, the reason and the situation's features.
 none:  no question (the no-question baseline): the worker is only told to continue.
 """
 
@@ -36,6 +39,8 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
                     worker_words=worker_words)
     best = prompts.describe_best(state.get("best"))
     question, bank_id, question_kind, source, note = "", None, None, None, ""
+    chosen: dict[str, Any] = {}  # what the trace records of an auto-mode choice
+    spent: dict[str, Any] = {}  # the chooser model's cost, counted against the run's budgets
 
     if mode == "human":
         context = {"best_speedup": (state.get("best") or {}).get("speedup"), "best": best,
@@ -52,26 +57,38 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
                     "last_event": f"step {step}: {kind} — the person stopped the run"}
         question, source = text, "human"
     elif mode == "auto":
-        from kernelseek.bank import BankError, select_question
+        from kernelseek.agent.chooser import choose, situation_of
+        from kernelseek.bank import BankError
         from kernelseek.bank.policy import run_stats_file
 
-        asked = _recorded(run, f"{step}:questioner:question")
+        asked = _recorded(run, f"{step}:questioner:question")  # chosen before a crash: not chosen again
         try:
-            picked = {"text": asked["text"], "id": asked["bank_id"], "kind": asked["question_kind"]} if asked else \
-                select_question(kind, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step,
+            if asked:
+                question, bank_id, question_kind = asked["text"], asked["bank_id"], asked["question_kind"]
+            else:
+                situation = situation_of(state, kind, detail)
+                choice = choose(situation, cfg, list(state.get("asked") or []), seed=cfg.seed * 100_003 + step,
                                 stats=run_stats_file(cfg), use_stats=run_stats_file(cfg) is not None)
-            question, bank_id, question_kind, source = picked["text"], picked["id"], picked.get("kind"), "bank"
+                question, bank_id, question_kind = choice.question["text"], choice.question["id"], choice.question["kind"]
+                chosen = {"offered": [q["id"] for q in choice.offered], "chooser": choice.chooser,
+                          "reason": choice.reason, "features": situation.features, "situation": situation.to_dict()}
+                if choice.cost_usd or choice.tokens:
+                    spent = {"cost_usd": state.get("cost_usd", 0.0) + choice.cost_usd,
+                             "tokens": state.get("tokens", 0) + choice.tokens}
+            source = "bank"
         except BankError as error:  # no question fits (or the bank broke mid-run): the worker is only nudged
             note = f"the bank gave no question ({error})"
 
     if question:
         run.trace.write("question", step=step, key=f"{step}:questioner:question", text=question, source=source,
-                        bank_id=bank_id, question_kind=question_kind, decision_point=kind)
+                        bank_id=bank_id, question_kind=question_kind, decision_point=kind,
+                        **({"chooser": "human"} if source == "human" else chosen))
         message = prompts.QUESTION.format(question=question)
     else:
         message = prompts.NUDGE.format(best=best, target=prompts.describe_target(cfg))
     messages = [*(state.get("messages") or []), {"role": "user", "content": message}]
     return {
+        **spent,
         "messages": messages, "decision": {"kind": kind, "detail": detail}, "worker_stopped": False,
         "words_since_question": "", "evals_since_gain": 0, "incorrect_streak": 0,
         "asked": [*(state.get("asked") or []), bank_id or question] if question else list(state.get("asked") or []),

@@ -13,6 +13,13 @@
    questions that preceded gains are exploited.
 3. Deterministic: the random generator is seeded from (seed, decision point, the ids asked so far), so
    the same run state always gets the same question, including after a resume.
+4. Contextual (when the situation's features are given, `kernelseek.agent.chooser`): besides the
+   question's own posterior, each (question, feature) pair — e.g. (rl-how-far, claim:memory),
+   (ls-launch-cost, report:uneven_groups) — has a Beta(1 + successes, 1 + failures) posterior from the
+   recorded outcomes of that question asked in situations with that feature (a run records each bank
+   question's features in stats.json); the question's score is the mean of one draw from each, so a
+   question that preceded gains in situations like this one is preferred. `offer` returns the K best
+   scores (what a chooser model picks from); the policy alone asks the first.
 """
 
 from __future__ import annotations
@@ -70,15 +77,61 @@ def _rng(seed: int, decision_point: str, asked: list[str]) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def choose(questions: list[Question], stats: dict[str, dict[str, Any]], decision_point: str,
-           asked: list[str], *, seed: int, recent: int = DEFAULT_RECENT) -> Question:
+FeatureStats = dict[tuple[str, str], dict[str, int]]
+
+
+def feature_stats(data: dict[str, Any]) -> FeatureStats:
+    """(bank id, situation feature) -> {scored, successes} over the recorded runs' outcomes."""
+    totals: FeatureStats = {}
+    for run in data.get("runs", {}).values():
+        for outcome in run.get("outcomes", []):
+            gain = outcome.get("gain")
+            if not isinstance(gain, int | float) or isinstance(gain, bool):
+                continue
+            for feature in outcome.get("features") or []:
+                entry = totals.setdefault((outcome["id"], str(feature)), {"scored": 0, "successes": 0})
+                entry["scored"] += 1
+                entry["successes"] += bool(outcome.get("success"))
+    return totals
+
+
+def rank(questions: list[Question], stats: dict[str, dict[str, Any]], decision_point: str, asked: list[str], *,
+         seed: int, recent: int = DEFAULT_RECENT, features: tuple[str, ...] | list[str] = (),
+         by_feature: FeatureStats | None = None) -> list[tuple[float, Question]]:
+    """The eligible questions with their sampled scores, best first."""
     if decision_point not in DECISION_POINTS:
         raise BankError(f"the decision point '{decision_point}' is unknown; use one of "
                         f"{', '.join(DECISION_POINTS)}.")
     pool = sorted(eligible(questions, decision_point, list(asked), recent), key=lambda q: q.id)
     rng = _rng(seed, decision_point, list(asked))
-    draws = [(rng.betavariate(*posterior(q, stats)), q.id, q) for q in pool]
-    return max(draws, key=lambda d: (d[0], d[1]))[2]
+    by_feature = by_feature or {}
+    scored = []
+    for q in pool:
+        draws = [rng.betavariate(*posterior(q, stats))]
+        for feature in features:
+            counts = by_feature.get((q.id, feature), {})
+            wins, n = int(counts.get("successes", 0)), int(counts.get("scored", 0))
+            draws.append(rng.betavariate(1.0 + wins, 1.0 + max(n - wins, 0)))
+        scored.append((sum(draws) / len(draws), q))
+    return sorted(scored, key=lambda d: (d[0], d[1].id), reverse=True)
+
+
+def choose(questions: list[Question], stats: dict[str, dict[str, Any]], decision_point: str,
+           asked: list[str], *, seed: int, recent: int = DEFAULT_RECENT) -> Question:
+    return rank(questions, stats, decision_point, asked, seed=seed, recent=recent)[0][1]
+
+
+def offer(decision_point: str, asked: list[str], *, seed: int, k: int, features: list[str],
+          bank_dir: Path | None = None, recent: int = DEFAULT_RECENT, stats: str | Path | None = None,
+          use_stats: bool = True) -> list[dict[str, Any]]:
+    """The K fitting questions the contextual policy scores highest for this situation, best first:
+    [{id, text, kind, fits, source, score}]. Raises BankError (one sentence)."""
+    questions = load_bank(bank_dir)
+    data = load_stats(stats) if use_stats else {"runs": {}}
+    ranked = rank(questions, aggregate_stats(data), decision_point, list(asked), seed=seed, recent=recent,
+                  features=list(features), by_feature=feature_stats(data))
+    return [{"id": q.id, "text": q.text, "kind": q.kind, "fits": list(q.fits), "source": q.source,
+             "score": round(score, 4)} for score, q in ranked[:max(k, 1)]]
 
 
 def select_question(decision_point: str, asked: list[str], *, seed: int, bank_dir: Path | None = None,
@@ -132,7 +185,9 @@ def run_outcomes(run_dir: str | Path, *, k: int = DEFAULT_K,
     for event in events:
         if event["type"] == "question" and event.get("source") == "bank" and event.get("bank_id"):
             scored = score_question(cands, event["seq"], k=k, success=success, until=next_seq(asks, event["seq"]))
-            outcomes.append({"id": str(event["bank_id"]), **scored.to_dict()})
+            features = event.get("features")
+            outcomes.append({"id": str(event["bank_id"]), **scored.to_dict(),
+                             **({"features": [str(f) for f in features]} if isinstance(features, list) else {})})
     return key, outcomes
 
 

@@ -188,6 +188,12 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                  "e.g. temperature=0.2 or api_base=http://localhost:8000; repeatable.")] = None,
         limit_detector_model: str = typer.Option(None, help="Also ask this model whether the worker claims a "
                                                  "limit when the rules find none."),
+        chooser_model: str = typer.Option(None, help="Auto mode: the model that picks the question for the "
+                                          "situation among the ones offered (default: the worker's own model when "
+                                          "it is a real one; 'policy': the contextual policy picks)."),
+        chooser_offer: int = typer.Option(4, help="Auto mode: how many fitting questions are offered to the chooser."),
+        no_eval_steps: int = typer.Option(8, help="A decision point after this many worker steps without an "
+                                          "evaluation."),
         run_id: str = typer.Option(None, help="Name the run (default: the time and a random suffix)."),
         runs_dir: RunsDir = None,
         bank_stats: Annotated[Path | None, typer.Option(help="The bank statistics file this run reads and records "
@@ -241,6 +247,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                 max_dollars=max_dollars, max_tokens=max_tokens, max_wall_s=max_wall, max_evals=max_evals,
                 plateau_evals=plateau, failing_evals=failing, judge_start=judge_start, seed=seed,
                 limit_detector_model=limit_detector_model, unconfined=unconfined, context_tokens=context_tokens,
+                chooser_model=chooser_model, chooser_offer=chooser_offer, no_eval_steps=no_eval_steps,
                 bank_stats=str(bank_stats.expanduser().resolve()) if bank_stats else None,
                 model_kwargs=_model_args(model_arg or [])).validate()
             _check_sandbox(config)
@@ -351,7 +358,10 @@ def describe(e: dict[str, Any]) -> str:
         return f"[yellow]{e['kind']}[/]: {escape(e['detail'])}"
     if t == "question":
         origin = "human" if e["source"] == "human" else f"bank {e['bank_id']} ({e['question_kind']})"
-        return f"[magenta]asked[/] ({escape(origin)}, at {e['decision_point']}): {escape(e['text'])}"
+        if e.get("chooser") and e["source"] != "human":
+            origin += f", chosen by {e['chooser']} of {len(e.get('offered') or [])}"
+        line = f"[magenta]asked[/] ({escape(origin)}, at {e['decision_point']}): {escape(e['text'])}"
+        return line + (f"\n      why: {escape(str(e['reason']))}" if e.get("reason") else "")
     if t == "human_message":
         return f"[magenta]typed[/] at {e['decision_point']}: {escape(repr(e['text']))}"
     if t == "run_end":
