@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kernelseek.harness.build import TARGETS, BuildError, build_kernel
-from kernelseek.harness.judge import Judgement, judge
+from kernelseek.harness.judge import Judgement, check_out_path, judge
 from kernelseek.harness.task import TaskError, load_task, repo_root
 
 console = Console()
@@ -97,10 +97,148 @@ def print_slowest(verdict: Judgement, rows: list[dict], title: str) -> None:
     console.print(slow)
 
 
+def report_paths(kernels: list[Path], out: Path | None) -> dict[Path, Path | None]:
+    """Where each kernel's JSON goes: --out itself for one kernel; <--out>/<kernel name>.json for several."""
+    if out is None:
+        return {k: None for k in kernels}
+    if len(kernels) == 1:
+        return {kernels[0]: out}
+    if out.suffix == ".json" or out.is_file():
+        fail(f"--out {out}: with {len(kernels)} kernels --out names a folder (each gets <kernel name>.json); "
+             "pass a folder.")
+    names = [k.stem for k in kernels]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        fail(f"--out {out}: two kernels are both named {twice[0]}, so their reports would overwrite each "
+             "other; rename one, or judge them apart.")
+    return {k: out / f"{k.stem}.json" for k in kernels}
+
+
+def compile_report(kernel: Path, arch: str, task_name: str, out: Path | None) -> None:
+    try:
+        loaded = load_task(task_name)
+    except TaskError as error:
+        fail(str(error))
+    if arch not in loaded.archs:
+        fail(f"{loaded.folder}: the task has no {arch} suite, so there is nothing to build for; "
+             f"use --arch {' or '.join(loaded.archs)}.")
+    try:
+        built = build_kernel(kernel, arch, entry_point=loaded.entry_point or None)
+    except BuildError as error:
+        fail(str(error))
+    table = Table(title=f"{kernel} for {arch}: {'cached' if built.cached else 'built'} → {built.library}")
+    for column in ("kernel", "registers", "smem bytes", "stack", "spill st/ld"):
+        table.add_column(column)
+    for r in built.resources:
+        table.add_row(r["kernel"][:70], str(r["registers"]), str(r["smem_bytes"]), str(r["stack_frame"]),
+                      f"{r['spill_stores']}/{r['spill_loads']}")
+    console.print(table)
+    console.print(f"guard passed · {len(built.resources)} kernels · spills: {built.spills} bytes")
+    if out:
+        import json
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(built.to_dict(), indent=1))
+
+
+def judge_here(arguments: dict, out: Path | None) -> Judgement | str:
+    """One judgement in this process, with a progress bar; a bad task or argument is returned as its sentence."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[last]}"), console=console, transient=True) as progress:
+        bar = progress.add_task("building", total=None, last="")
+
+        def started(total: int) -> None:
+            progress.update(bar, total=total, description="judging")
+
+        def done(result: dict) -> None:
+            mark = "[green]✓" if result.get("correct") else "[red]✗"
+            speed = f" {result['speedup']:.2f}x" if result.get("speedup") else ""
+            progress.update(bar, advance=1, last=f"{mark}[/] {result['scenario']}{speed}")
+
+        try:
+            return judge(**arguments, out=out, progress=done, on_start=started)
+        except (TaskError, ValueError) as error:
+            return str(error)
+        except KeyboardInterrupt:
+            console.print("[red]interrupted:[/] the judgement was stopped and its process killed; nothing was recorded.")
+            raise typer.Exit(130) from None
+
+
+def judge_parallel(kernels: list[Path], arguments, parallel: int, arch: str,  # noqa: ANN001
+                   address: str | None) -> dict[Path, Judgement | str]:
+    """The kernels judged as Ray tasks (kernelseek/engine/judge.py), with a live view of the cluster."""
+    from kernelseek.engine.judge import judge_on_ray
+
+    labels = {f"{i}:{k}": k for i, k in enumerate(kernels)}
+    items = [(label, {**arguments(k), "kernel": str(k.resolve())}) for label, k in labels.items()]
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[last]}"), console=console, transient=False) as progress:
+        overall = progress.add_task("connecting to Ray", total=len(kernels), last="")
+        bars = {label: progress.add_task(f"{k.name:<28} waiting", total=None, last="") for label, k in labels.items()}
+        counts = {"placed": 0, "running": 0, "done": 0}
+        cluster_line = [""]
+
+        def show() -> None:
+            progress.update(overall, description=f"{cluster_line[0]} · placed {counts['placed']} · running "
+                            f"{counts['running']} · done {counts['done']} of {len(kernels)}")
+
+        def cluster(line: str) -> None:
+            cluster_line[0] = line
+            show()
+            if not console.is_terminal:
+                console.print(line)
+
+        def update(label: str, message: dict) -> None:
+            bar, name, kind = bars[label], labels[label].name, message["ks"]
+            if kind == "placed":
+                counts["placed"] += 1
+                progress.update(bar, description=f"{name:<28} placed (waiting for a GPU)" if arch != "cpu" else
+                                f"{name:<28} placed (waiting for a core)")
+            elif kind == "started":
+                counts["placed"] -= 1
+                counts["running"] += 1
+                gpus = f" GPU {','.join(message['gpus'])}" if message.get("gpus") else ""
+                progress.update(bar, description=f"{name:<28} judging on {message['node']}{gpus}")
+                if not console.is_terminal:
+                    console.print(f"{labels[label]}: judging on {message['node']}{gpus}")
+            elif kind == "total":
+                progress.update(bar, total=message["total"])
+            elif kind == "scenario":
+                mark = "[green]✓" if message.get("correct") else "[red]✗"
+                speed = f" {message['speedup']:.2f}x" if message.get("speedup") else ""
+                progress.update(bar, advance=1, last=f"{mark}[/] {message['scenario']}{speed}")
+            elif kind == "done":
+                counts["running"] = max(0, counts["running"] - 1)
+                counts["done"] += 1
+                progress.update(bar, description=f"{name:<28} done")
+                progress.advance(overall)
+            show()
+
+        results = judge_on_ray(items, parallel=parallel, arch=arch, address=address, on_update=update,
+                               on_cluster=cluster)
+    for label, verdict in results.items():  # the report names the kernel as the command line did
+        if isinstance(verdict, Judgement):
+            verdict.kernel = str(labels[label])
+    return {labels[label]: verdict for label, verdict in results.items()}
+
+
+def print_verdicts(results: list[tuple[Path, Judgement | None]]) -> None:
+    table = Table(title="verdicts")
+    for column in ("kernel", "verdict", "speedup", "judged in"):
+        table.add_column(column)
+    for kernel, verdict in results:
+        if verdict is None:
+            table.add_row(str(kernel), "[red]not judged", "-", "-")
+            continue
+        text = "[green]CORRECT" if verdict.correct else f"[red]INCORRECT[/]: {(verdict.reason or '')[:80]}"
+        table.add_row(str(kernel), text, _fmt(verdict.speedup, suffix="x"), f"{verdict.wall_s:.1f} s")
+    console.print(table)
+
+
 def register(app: typer.Typer, **_: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
-        kernel: Path = typer.Argument(..., help="The kernel file: a .cu for sm90/sm100, a .cpp for cpu."),
+        kernels: list[Path] = typer.Argument(..., help="The kernel file(s): a .cu for sm90/sm100, a .cpp for cpu. "
+                                             "Several are judged one after another, or N at once with --parallel."),
         arch: str = typer.Option("sm90", help="Target: sm90 (Hopper), sm100 (Blackwell) or cpu; the speedup "
                                  "is against the task's headline baseline there (flash_attn_fwd: FA3, FA4)."),
         task: str = typer.Option(None, help="Task folder or name under evals/tasks (default: the task whose "
@@ -108,7 +246,8 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         quick: bool = typer.Option(False, "--quick", help="Judge a fixed representative subset only."),
         compile_only: bool = typer.Option(False, "--compile-only", help="Build and guard only; print the "
                                           "resource report (works without a GPU)."),
-        out: Path = typer.Option(None, help="Write the full JSON report here (e.g. evals/results/NAME.json)."),
+        out: Path = typer.Option(None, help="Write the full JSON report here (e.g. evals/results/NAME.json); with "
+                                 "several kernels, a folder that gets one <kernel name>.json each."),
         scenarios: str = typer.Option(None, help="Only scenarios whose name or group matches this glob."),
         seed: int = typer.Option(None, help="Seed for the random inputs, and for the hold-out sample when "
                                  "--holdout-seed is not given (default: a fresh one each time)."),
@@ -120,6 +259,12 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         holdout_seed: int = typer.Option(None, "--holdout-seed", metavar="S", help="Seed of the hold-out sample "
                                          "(default: --seed when given, so `--holdout 24 --seed 1` draws the "
                                          "same 24 scenarios every time; else a fresh one, recorded in the JSON)."),
+        parallel: int = typer.Option(None, "--parallel", metavar="N", help="Judge N kernels at once as Ray tasks "
+                                     "(the [ray] extra), one GPU each (one CPU core each for cpu), exactly as "
+                                     "one kernel is judged alone; on Ray's local cluster or --ray-address's."),
+        ray_address: str = typer.Option(None, "--ray-address", help="Join this Ray cluster (HEAD:6379, or auto "
+                                        "on a node of it); default $RAY_ADDRESS, else a local cluster. Implies "
+                                        "Ray."),
     ) -> None:
         """Judge a kernel: build it, check it on every scenario, time it against the baseline.
 
@@ -128,75 +273,93 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         baseline in one process. With --holdout N it is also judged on N scenarios drawn from the task's
         scenario distribution, reported apart (the suite is a yardstick, not the target); the JSON
         records the hold-out's seed, so `--holdout N --holdout-seed S` (or `--seed S`) judges the same
-        sample again. Examples:
+        sample again. Several kernels are judged one after another, or with --parallel N as Ray tasks,
+        N at once, each on a GPU of its own (no two judgements share a GPU while timing). Exit status 0
+        when every kernel is correct. Examples:
 
             kernelseek eval kernels/seeds/flash_attn_fwd.cu --arch sm90 --out evals/results/seed-sm90.json
             kernelseek eval kernels/hopper/flash_attn_fwd.cu --holdout 24 --seed 1
+            kernelseek eval a.cu b.cu c.cu d.cu --arch sm90 --parallel 4 --out evals/results/batch/
         """
-        if not kernel.is_file():
-            fail(f"{kernel}: no such kernel file; pass the path of a .cu or .cpp file.")
+        for kernel in kernels:
+            if not kernel.is_file():
+                fail(f"{kernel}: no such kernel file; pass the path of a .cu or .cpp file.")
+        if len({k.resolve() for k in kernels}) != len(kernels):
+            fail("the same kernel file is named twice; name each kernel once.")
         if arch not in TARGETS:
             fail(f"--arch {arch} is not a target; use one of {', '.join(TARGETS)}.")
         if holdout < 0:
             fail(f"--holdout {holdout} must be 0 or more: the number of hold-out scenarios to judge (e.g. 24).")
         if holdout_seed is not None and holdout_seed < 0:
             fail(f"--holdout-seed {holdout_seed} must be 0 or more.")
-        task_name = task or infer_task(kernel)
+        if parallel is not None and parallel < 1:
+            fail(f"--parallel {parallel} must be at least 1: the number of kernels judged at once.")
+        outs = report_paths(kernels, out)
+        tasks = {kernel: task or infer_task(kernel) for kernel in kernels}
         if compile_only:
-            try:
-                loaded = load_task(task_name)
-            except TaskError as error:
-                fail(str(error))
-            if arch not in loaded.archs:
-                fail(f"{loaded.folder}: the task has no {arch} suite, so there is nothing to build for; "
-                     f"use --arch {' or '.join(loaded.archs)}.")
-            try:
-                built = build_kernel(kernel, arch, entry_point=loaded.entry_point or None)
-            except BuildError as error:
-                fail(str(error))
-            table = Table(title=f"{kernel} for {arch}: {'cached' if built.cached else 'built'} → {built.library}")
-            for column in ("kernel", "registers", "smem bytes", "stack", "spill st/ld"):
-                table.add_column(column)
-            for r in built.resources:
-                table.add_row(r["kernel"][:70], str(r["registers"]), str(r["smem_bytes"]), str(r["stack_frame"]),
-                              f"{r['spill_stores']}/{r['spill_loads']}")
-            console.print(table)
-            console.print(f"guard passed · {len(built.resources)} kernels · spills: {built.spills} bytes")
-            if out:
-                import json
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(json.dumps(built.to_dict(), indent=1))
+            for kernel in kernels:
+                compile_report(kernel, arch, tasks[kernel], outs[kernel])
             return
         command = "kernelseek " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TextColumn("{task.fields[last]}"), console=console, transient=True) as progress:
-            bar = progress.add_task("building", total=None, last="")
 
-            def started(total: int) -> None:
-                progress.update(bar, total=total, description="judging")
+        def arguments(kernel: Path) -> dict:
+            return dict(task=tasks[kernel], kernel=kernel, arch=arch, quick=quick, scenarios=scenarios, seed=seed,
+                        beside=beside, command=command, holdout=holdout,
+                        holdout_seed=holdout_seed if holdout_seed is not None else seed)
 
-            def done(result: dict) -> None:
-                mark = "[green]✓" if result.get("correct") else "[red]✗"
-                speed = f" {result['speedup']:.2f}x" if result.get("speedup") else ""
-                progress.update(bar, advance=1, last=f"{mark}[/] {result['scenario']}{speed}")
+        from kernelseek.engine import EngineError, no_ray_line, ray_available
 
+        use_ray = (parallel is not None or ray_address is not None) and ray_available()
+        if (parallel or 1) > 1 and len(kernels) > 1 and not ray_available():
+            console.print(f"[yellow]{no_ray_line('judgements', parallel)}[/]")
+        if use_ray:
+            for path in filter(None, outs.values()):
+                try:
+                    check_out_path(path)
+                except (TaskError, ValueError) as error:
+                    fail(str(error))
             try:
-                verdict = judge(task_name, kernel, arch, quick=quick, out=out, scenarios=scenarios, seed=seed,
-                                beside=beside, progress=done, on_start=started, command=command, holdout=holdout,
-                                holdout_seed=holdout_seed if holdout_seed is not None else seed)
-            except (TaskError, ValueError) as error:
+                verdicts = judge_parallel(kernels, arguments, parallel or 1, arch, ray_address)
+            except EngineError as error:
                 fail(str(error))
             except KeyboardInterrupt:
-                console.print("[red]interrupted:[/] the judgement was stopped and its process killed; nothing was recorded.")
+                console.print("[red]interrupted:[/] every judgement was stopped and its process killed; nothing "
+                              "was recorded.")
                 raise typer.Exit(130) from None
-        if not verdict.scenarios:
-            fail(verdict.reason or "nothing was judged")
-        print_judgement(verdict)
-        if verdict.write_error:
-            fail(verdict.write_error)
-        if out:
-            console.print(f"report: {out}")
-        raise typer.Exit(0 if verdict.correct else 1)
+        else:
+            verdicts = {kernel: judge_here(arguments(kernel), outs[kernel]) for kernel in kernels}
+        results = []
+        for kernel in kernels:
+            verdict = verdicts[kernel]
+            which = f"{kernel}: " if len(kernels) > 1 else ""
+            if len(kernels) > 1:
+                console.rule(str(kernel))
+            if isinstance(verdict, str):
+                console.print(f"[red]error:[/] {which}{verdict}")
+                results.append((kernel, None))
+                continue
+            if use_ray and outs[kernel]:
+                try:
+                    verdict.write(outs[kernel])
+                except OSError as error:
+                    verdict.write_error = f"the report could not be written to {outs[kernel]}: {error.strerror or error}"
+            if not verdict.scenarios:
+                console.print(f"[red]error:[/] {which}{verdict.reason or 'nothing was judged'}")
+                results.append((kernel, None))
+                continue
+            print_judgement(verdict)
+            if verdict.write_error:
+                console.print(f"[red]error:[/] {verdict.write_error}")
+            elif outs[kernel]:
+                console.print(f"report: {outs[kernel]}")
+            results.append((kernel, verdict))
+        if len(kernels) > 1:
+            print_verdicts(results)
+        if len(kernels) == 1 and results[0][1] is None:
+            raise typer.Exit(2)
+        if any(v is None or v.write_error for _, v in results):
+            raise typer.Exit(2)
+        raise typer.Exit(0 if all(v.correct for _, v in results) else 1)
 
     @app.command("scenarios")
     def scenarios_command(

@@ -17,8 +17,13 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
     def experiment_command(
         config: Annotated[Path, typer.Argument(help="The experiment's YAML file (see evals/experiments/cpu_demo.yaml).")],
         out: Annotated[Path | None, typer.Option(help="The experiment's folder (default: <runs>/experiments/<name>).")] = None,
-        parallel: int = typer.Option(1, help="Runs at once: at most the GPUs here (GPU targets) or the CPU cores "
-                                     "(the CPU task)."),
+        parallel: int | None = typer.Option(None, help="Run N at once as Ray tasks (the [ray] extra): one GPU "
+                                            "each on GPU targets, one CPU core each on the CPU task, on Ray's "
+                                            "local cluster or the one --ray-address names. Without it: one "
+                                            "after another."),
+        ray_address: str | None = typer.Option(None, "--ray-address", help="Join this Ray cluster (e.g. "
+                                               "HEAD:6379, or auto on a node of it); default $RAY_ADDRESS, else "
+                                               "a local cluster on this machine. Implies Ray."),
         report_only: bool = typer.Option(False, "--report-only", help="Write the table and page from the runs "
                                          "finished so far; run nothing."),
     ) -> None:
@@ -28,9 +33,15 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         (kernelseek: questions; tool_rich: extra tools, no questions; no_question: neither) and the repeats with
         their seeds. Runs are resumable: run the same command again after Ctrl-C, a crash or a kill and it
         continues where it stopped, never repeating a finished run. Writes table.md, results.json, curves.png
-        and index.html in the experiment's folder. Example:
+        and index.html in the experiment's folder.
+
+        With --parallel N each run is a Ray task; a lost worker or node makes Ray run it again, resuming from
+        its last checkpoint. Run folders are written by the tasks, so on a cluster the experiment's folder
+        (--out) must be on a filesystem every node mounts at the same path. Examples:
 
             kernelseek experiment evals/experiments/cpu_demo.yaml --parallel 2
+            kernelseek experiment evals/experiments/flash_attn_sm90.yaml --parallel 8 --ray-address HEAD:6379 \
+                --out /shared/experiments/flash_attn_sm90
         """
         from kernelseek.agent.configuration import ConfigError
         from kernelseek.experiment.config import ExperimentConfigError, load_experiment
@@ -49,12 +60,20 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         console.print(f"experiment [bold]{experiment.name}[/] in {folder}: {len(jobs)} runs "
                       f"({len(experiment.graphs)} graphs × {experiment.repeats} repeats), {len(done)} finished already"
                       + (f" ({', '.join(j.label for j in done)}: not run again)" if done else ""))
+        from kernelseek.engine import EngineError, no_ray_line, ray_available
+
+        use_ray = (parallel is not None or ray_address is not None) and ray_available()
+        if (parallel or 1) > 1 and not ray_available():
+            console.print(f"[yellow]{no_ray_line('runs', parallel)}[/]")
         interrupted = False
         if not report_only and len(done) < len(jobs):
             try:
-                _run(jobs, parallel, experiment.arch)
+                _run(jobs, parallel or 1, experiment.arch, use_ray=use_ray, address=ray_address)
             except KeyboardInterrupt:  # the runs got the same Ctrl-C; each is resumable from its last step
                 interrupted = True
+            except EngineError as error:
+                console.print(f"[red]error:[/] {error}")
+                raise typer.Exit(2) from None
         metrics, missing = collect(experiment, jobs)
         write_report(experiment, metrics, folder, missing=missing)
         _print_table(folder)
@@ -72,20 +91,23 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             raise typer.Exit(1)
 
 
-def _run(jobs: list[Any], parallel: int, arch: str) -> None:
+def _run(jobs: list[Any], parallel: int, arch: str, *, use_ray: bool, address: str | None) -> None:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kernelseek.experiment.runner import run_jobs
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} steps"),
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} {task.fields[unit]}"),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         bars = {}
+        todo = [j for j in jobs if j.state != "finished"]
+        if use_ray:
+            overall = progress.add_task("connecting to Ray", total=len(todo), unit="runs")
         for job in jobs:
             if job.state == "finished":
                 continue
             steps = job.graph and _max_steps(job)
             bars[job.label] = progress.add_task(f"{job.label:<16} {'resuming' if job.state == 'partial' else 'waiting'}",
-                                                total=steps)
+                                                total=steps, unit="steps")
 
         def update(job: Any, message: dict[str, Any]) -> None:
             bar = bars[job.label]
@@ -93,12 +115,33 @@ def _run(jobs: list[Any], parallel: int, arch: str) -> None:
                 best = f"{message['best']:.3f}x" if message.get("best") else "-"
                 progress.update(bar, completed=message.get("step", 0),
                                 description=f"{job.label:<16} best {best:<7} {(message.get('event') or '')[:60]}")
+            elif message["ks"] in ("started", "rescheduled"):
+                gpus = f" GPU {','.join(message['gpus'])}" if message.get("gpus") else ""
+                text = (f"rescheduled (attempt {message['attempt']}), resuming from its last checkpoint on "
+                        if message["ks"] == "rescheduled" else "running on ") + f"{message['node']}{gpus}"
+                progress.update(bar, description=f"{job.label:<16} {text}")
+                if not console.is_terminal:
+                    console.print(f"{job.label}: {text} (worker pid {message['pid']})")
+            elif message["ks"] == "placed":
+                progress.update(bar, description=f"{job.label:<16} placed (waiting for a worker)")
             elif message["ks"] == "done":
                 progress.update(bar, description=f"{job.label:<16} {message['result'][:80]}")
+                if use_ray:
+                    progress.advance(overall)
                 if not console.is_terminal:
                     console.print(f"{job.label}: {message['result']}")
 
-        run_jobs(jobs, parallel=parallel, arch=arch, on_update=update)
+        def cluster(line: str) -> None:
+            progress.update(overall, description=line)
+            if not console.is_terminal:
+                console.print(line)
+
+        if use_ray:
+            from kernelseek.engine.experiment import run_jobs_on_ray
+
+            run_jobs_on_ray(jobs, parallel=parallel, arch=arch, address=address, on_update=update, on_cluster=cluster)
+        else:
+            run_jobs(jobs, arch=arch, on_update=update)
 
 
 def _max_steps(job: Any) -> int:

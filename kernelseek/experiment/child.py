@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+Emit = Callable[..., None]  # emit(kind, **fields)
 
 
 def emit(kind: str, **fields: Any) -> None:
     print(json.dumps({"ks": kind, **fields}, default=str), flush=True)
 
 
-def drive(run_dir: Path) -> int:
+def drive(run_dir: Path, emit: Emit = emit) -> int:
     from kernelseek.agent.context import RunContext
     from kernelseek.agent.graph import load_graph
     from kernelseek.agent.run_store import Run
@@ -58,17 +61,22 @@ def drive(run_dir: Path) -> int:
         return 1
 
 
-def main(argv: list[str]) -> int:
+def drive_locked(run_dir: Path, emit: Emit = emit) -> int:
+    """Take the run's lock and drive it (also what a Ray task of `kernelseek.engine.experiment` does)."""
     from kernelseek.agent.configuration import ConfigError
     from kernelseek.agent.run_store import Run
 
-    run = Run(Path(argv[0]).resolve())
+    run = Run(Path(run_dir).resolve())
     try:
         with run.lock():
-            return drive(run.dir)
+            return drive(run.dir, emit)
     except ConfigError as error:  # another process drives it
         emit("error", message=str(error))
         return 4
+
+
+def main(argv: list[str]) -> int:
+    return drive_locked(Path(argv[0]))
 
 
 if __name__ == "__main__":

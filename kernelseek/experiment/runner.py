@@ -8,9 +8,9 @@ The experiment's folder (`--out`, default `<runs>/experiments/<name>`):
     table.md, results.json, curves.png, index.html   (kernelseek/experiment/report.py)
 
 A run whose trace holds its `run_end` is finished and is never run again; one that was started and cut
-off (Ctrl-C, a crash, a kill) is resumed from its last checkpoint; the others are created. Each run
-executes in a child process (`kernelseek.experiment.child`), so `parallel` of them can run at once; with
-a GPU target each child sees one GPU (CUDA_VISIBLE_DEVICES), so `parallel` may not exceed the GPUs here.
+off (Ctrl-C, a crash, a kill) is resumed from its last checkpoint; the others are created. Here the runs go
+one after another, each in a child process (`kernelseek.experiment.child`); `--parallel N` runs N at once as
+Ray tasks (`kernelseek/engine/experiment.py`), on this machine or a cluster.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,17 +108,10 @@ def prepare(experiment: Experiment, out: Path, *, create: bool = True) -> list[J
     return jobs
 
 
-def check_parallel(parallel: int, arch: str) -> None:
-    if parallel < 1:
+def check_parallel(parallel: int | None, arch: str) -> None:
+    """--parallel is a count of runs at once; where they go is Ray's to decide (kernelseek/engine/)."""
+    if parallel is not None and parallel < 1:
         raise ExperimentConfigError(f"--parallel {parallel}: give at least 1.")
-    if arch in GPU_ARCHS:
-        gpus = gpu_count()
-        if parallel > gpus:
-            raise ExperimentConfigError(f"--parallel {parallel}: runs on {arch} need a GPU each and {gpus} "
-                                        f"GPU(s) are here; use --parallel {max(gpus, 1)}.")
-    elif parallel > (os.cpu_count() or 1):
-        raise ExperimentConfigError(f"--parallel {parallel}: this machine has {os.cpu_count()} CPU cores; use at "
-                                    f"most --parallel {os.cpu_count()} so timings do not share a core.")
 
 
 def gpu_count() -> int:
@@ -147,35 +139,24 @@ def _gpu_ids() -> list[str]:
     return [str(i) for i in range(gpu_count())]
 
 
-def run_jobs(jobs: list[Job], *, parallel: int, arch: str,
+def run_jobs(jobs: list[Job], *, arch: str,
              on_update: Callable[[Job, dict[str, Any]], None] | None = None) -> None:
-    """Run the unfinished jobs, `parallel` at a time; each job's `result` says how it went. On Ctrl-C (or any
-    exception here) no further run starts, the running ones are stopped (each resumable from its last completed
-    step) and the exception goes on."""
-    todo = [j for j in jobs if j.state != "finished"]
-    slots = _gpu_ids()[:parallel] if arch in GPU_ARCHS else [None] * parallel
-    free = list(range(len(slots)))
-    lock = threading.Lock()
-    stopping = threading.Event()
-    running: dict[str, subprocess.Popen] = {}
+    """Run the unfinished jobs one after another, each in a child process (on GPU targets it sees the first GPU
+    here); each job's `result` says how it went. On Ctrl-C (or any exception here) no further run starts, the
+    running one is stopped (resumable from its last completed step) and the exception goes on. Several at once
+    is `kernelseek.engine.experiment.run_jobs_on_ray`."""
+    gpus = _gpu_ids() if arch in GPU_ARCHS else []
     repo = Path(__file__).resolve().parent.parent.parent
-
-    def one(job: Job) -> None:
-        with lock:
-            if stopping.is_set():
-                return
-            slot = free.pop(0)
-            env = {**os.environ,
-                   "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
-            if slots[slot] is not None:
-                env["CUDA_VISIBLE_DEVICES"] = slots[slot]
-            proc = subprocess.Popen([sys.executable, "-m", "kernelseek.experiment.child", str(job.run_dir)],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, env=env, preexec_fn=_die_with_parent)  # noqa: PLW1509
-            running[job.label] = proc
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    if gpus:
+        env["CUDA_VISIBLE_DEVICES"] = gpus[0]
+    for job in [j for j in jobs if j.state != "finished"]:
+        proc = subprocess.Popen([sys.executable, "-m", "kernelseek.experiment.child", str(job.run_dir)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env, preexec_fn=_die_with_parent)  # noqa: PLW1509
         try:
             stderr: list[str] = []
-            reader = threading.Thread(target=lambda: stderr.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
+            reader = threading.Thread(target=lambda p=proc, e=stderr: e.extend(p.stderr), daemon=True)
             reader.start()
             last: dict[str, Any] = {}
             assert proc.stdout is not None
@@ -191,42 +172,24 @@ def run_jobs(jobs: list[Job], *, parallel: int, arch: str,
                     on_update(job, message)
             code = proc.wait()
             reader.join(timeout=5)
-            if code == 0 and finished(job.run_dir):
-                job.result = "finished"
-            elif stopping.is_set():
-                job.result = "stopped: interrupted (resumable)"
-            else:
-                why = last.get("message") if last.get("ks") == "error" else \
-                    (stderr[-1].strip() if stderr else f"exit status {code}")
-                job.result = f"failed: {why}"
-        finally:
-            with lock:
-                running.pop(job.label, None)
-                free.append(slot)
-        if on_update:
-            on_update(job, {"ks": "done", "result": job.result})
-
-    pool = ThreadPoolExecutor(max_workers=parallel)
-    try:
-        for future in [pool.submit(one, job) for job in todo]:
-            future.result()
-    except BaseException:
-        stopping.set()
-        pool.shutdown(wait=False, cancel_futures=True)
-        with lock:
-            procs = list(running.values())
-        for proc in procs:  # a run stopped mid-step resumes from its last completed one
+        except BaseException:  # a run stopped mid-step resumes from its last completed one
+            job.result = "stopped: interrupted (resumable)"
             try:
                 proc.send_signal(signal.SIGINT)
+                proc.wait(timeout=30)
             except ProcessLookupError:
                 pass
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        raise
-    pool.shutdown(wait=True)
+            raise
+        if code == 0 and finished(job.run_dir):
+            job.result = "finished"
+        else:
+            why = last.get("message") if last.get("ks") == "error" else \
+                (stderr[-1].strip() if stderr else f"exit status {code}")
+            job.result = f"failed: {why}"
+        if on_update:
+            on_update(job, {"ks": "done", "result": job.result})
 
 
 def collect(experiment: Experiment, jobs: list[Job]) -> tuple[list, list[str]]:

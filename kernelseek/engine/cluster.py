@@ -1,0 +1,82 @@
+"""Ray, if installed: start its local cluster or join one, and describe what it holds."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from dataclasses import dataclass
+
+
+class EngineError(RuntimeError):
+    """The cluster cannot be used; the message is one sentence saying why and what to do."""
+
+
+def ray_available() -> bool:
+    try:
+        return importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):  # ValueError: sys.modules["ray"] is None (import blocked)
+        return False
+
+
+def no_ray_line(what: str, parallel: int) -> str:
+    """The one line said when --parallel asks for more than one at once and Ray is not installed."""
+    return (f"Ray is not installed, so the {what} run one after another; `pip install 'kernelseek[ray]'` runs "
+            f"{parallel} at once (on this machine, or on a cluster with --ray-address).")
+
+
+@dataclass
+class Cluster:
+    address: str  # the GCS address of the cluster
+    started_here: bool  # ray.init() started a local cluster for this command (it ends with it)
+    dashboard: str | None  # Ray's dashboard URL, when the cluster runs one
+
+    def resources(self) -> dict[str, float]:
+        import ray
+
+        return dict(ray.cluster_resources())
+
+    def nodes_alive(self) -> int:
+        import ray
+
+        return sum(1 for n in ray.nodes() if n.get("Alive"))
+
+    def describe(self) -> str:
+        res = self.resources()
+        where = "local Ray cluster" if self.started_here else "Ray cluster"
+        gpus = f", {res.get('GPU', 0):g} GPU" if res.get("GPU") else ", no GPU"
+        text = f"{where} {self.address}: {self.nodes_alive()} node(s), {res.get('CPU', 0):g} CPU{gpus}"
+        return text + (f" · dashboard {self.dashboard}" if self.dashboard else "")
+
+    def shutdown(self) -> None:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+
+
+def connect(address: str | None = None) -> Cluster:
+    """Join the cluster at `address` (or $RAY_ADDRESS), or start Ray's local cluster on this machine.
+    Ray's own log lines stay in its session logs (under /tmp/ray) so the live view stays readable."""
+    if not ray_available():
+        raise EngineError("Ray is not installed; `pip install 'kernelseek[ray]'` installs it.")
+    import ray
+
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if ray.is_initialized():
+        ray.shutdown()
+    try:
+        context = ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR,
+                           configure_logging=True)
+    except ConnectionError as error:
+        raise EngineError(f"no Ray cluster answers at {address} ({error}); start one with `ray start --head` "
+                          "on its head node, or leave --ray-address and RAY_ADDRESS unset to start a local "
+                          "one.") from None
+    except (RuntimeError, ValueError) as error:
+        raise EngineError(f"Ray could not start or join a cluster{f' at {address}' if address else ''}: "
+                          f"{str(error).splitlines()[0]}") from None
+    gcs = context.address_info.get("gcs_address") or context.address_info.get("address") or (address or "")
+    dashboard = context.dashboard_url or None
+    if dashboard and not dashboard.startswith("http"):
+        dashboard = "http://" + dashboard
+    return Cluster(address=gcs, started_here=address is None, dashboard=dashboard)
