@@ -55,6 +55,24 @@ class Cluster:
             ray.shutdown()
 
 
+def _check_reachable(address: str) -> None:
+    """Ray waits minutes for a cluster that is not there; a host:port nobody listens on is said at once."""
+    import socket
+
+    hostport = address.removeprefix("ray://")
+    if hostport in ("auto", "local") or ":" not in hostport:
+        return
+    host, _, port = hostport.rpartition(":")
+    if not port.isdigit():
+        raise EngineError(f"--ray-address {address}: give HOST:PORT (e.g. 10.0.0.1:6379), ray://HOST:10001, or auto.")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as error:
+        raise EngineError(f"no Ray cluster answers at {address} ({error.strerror or error}); start one with `ray "
+                          "start --head` on its head node, or leave --ray-address and RAY_ADDRESS unset to start "
+                          "a local one.") from None
+
+
 def connect(address: str | None = None) -> Cluster:
     """Join the cluster at `address` (or $RAY_ADDRESS), or start Ray's local cluster on this machine.
     Ray's own log lines stay in its session logs (under /tmp/ray) so the live view stays readable."""
@@ -63,6 +81,8 @@ def connect(address: str | None = None) -> Cluster:
     import ray
 
     address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        _check_reachable(address)
     if ray.is_initialized():
         ray.shutdown()
     try:
