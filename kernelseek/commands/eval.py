@@ -19,7 +19,9 @@ console = Console()
 
 
 def fail(message: str) -> None:
-    console.print(f"[red]error:[/] {message}")
+    from rich.markup import escape
+
+    console.print(f"[red]error:[/] {escape(message)}")
     raise typer.Exit(2)
 
 
@@ -311,7 +313,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
 
         use_ray = (parallel is not None or ray_address is not None) and ray_available()
         if (parallel or 1) > 1 and len(kernels) > 1 and not ray_available():
-            console.print(f"[yellow]{no_ray_line('judgements', parallel)}[/]")
+            console.print(no_ray_line('judgements', parallel), style="yellow", markup=False)
         if use_ray:
             for path in filter(None, outs.values()):
                 try:

@@ -64,7 +64,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
 
         use_ray = (parallel is not None or ray_address is not None) and ray_available()
         if (parallel or 1) > 1 and not ray_available():
-            console.print(f"[yellow]{no_ray_line('runs', parallel)}[/]")
+            console.print(no_ray_line('runs', parallel), style="yellow", markup=False)
         interrupted = False
         if not report_only and len(done) < len(jobs):
             try:
@@ -72,7 +72,9 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             except KeyboardInterrupt:  # the runs got the same Ctrl-C; each is resumable from its last step
                 interrupted = True
             except EngineError as error:
-                console.print(f"[red]error:[/] {error}")
+                from rich.markup import escape
+
+                console.print(f"[red]error:[/] {escape(str(error))}")
                 raise typer.Exit(2) from None
         metrics, missing = collect(experiment, jobs)
         write_report(experiment, metrics, folder, missing=missing)

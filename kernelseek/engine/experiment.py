@@ -25,6 +25,8 @@ from kernelseek.engine.cluster import EngineError, connect
 from kernelseek.experiment.runner import GPU_ARCHS, Job, finished
 
 RETRIES = 3  # attempts after a lost worker; each resumes from the run's last checkpoint
+LOCK_BUSY = 4  # drive_locked's status when another process holds the run
+LOCK_WAIT_S = 30
 
 
 def drive_run(run_dir: str, label: str, board: Any) -> dict[str, Any]:
@@ -45,7 +47,12 @@ def drive_run(run_dir: str, label: str, board: Any) -> dict[str, Any]:
         last.update(ks=kind, **fields)
         post(board, label, kind, **fields)
 
-    return {"code": drive_locked(folder, emit), "last": last}
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        code = drive_locked(folder, emit)
+        if code != LOCK_BUSY or time.monotonic() > deadline:
+            return {"code": code, "last": last}
+        time.sleep(1)  # the attempt before this one may still be ending (its node's processes go down in seconds)
 
 
 def _result(job: Job, outcome: dict[str, Any]) -> str:

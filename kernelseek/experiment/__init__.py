@@ -2,7 +2,8 @@
 compared with (`graphs/tool_rich.py`, `graphs/no_question.py`) on the same task, harness and budget.
 
     config.py   the YAML file, checked field by field (one sentence per mistake)
-    runner.py   every (graph, repeat) as an ordinary, resumable run, one child process each, N at once
+    runner.py   every (graph, repeat) as an ordinary, resumable run, one child process each, one after another
+                (N at once on Ray: kernelseek/engine/experiment.py)
     child.py    the child: start or resume one run
     metrics.py  a run's figures from its trace; the per-graph summary
     report.py   table.md, results.json, curves.png, index.html
