@@ -565,7 +565,7 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler& s
     if (!sched.decode<C::BN>(p, t, T) || T.nb_hi == T.nb_lo) continue;
     mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);
     ++qcount;
-    mbar_expect_tx(sm.q_full(), C::Q_BYTES);
+    mbar_expect_tx(sm.q_full(), p.pack_g * p.pack_r * C::DP * 2);  // the Q box: pack_g x pack_r rows
 #pragma unroll
     for (int a = 0; a < C::NA; ++a)
       tma_load_4d(sm.q + a * BM * kSwizzleBytes, tmQ, sm.q_full(), a * kAtomCols, T.q_row0, T.hq0, T.bq);
@@ -638,14 +638,16 @@ struct RowCtx {
   int diag;  // causal: key j visible to row i iff j <= i + diag
   int sk;
 };
-__device__ __forceinline__ RowCtx row_ctx(const Tile& T, int rloc0, int R) {
+__device__ __forceinline__ RowCtx row_ctx(const Tile& T, int rloc0, int R, int pack_g) {
   RowCtx rc;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int m = rloc0 + 8 * r;
     const int g = m / R;
-    rc.row[r] = T.m0 - T.qshift + (m - g * R);
-    rc.head[r] = T.hq0 + g;
+    // Rows past pack_g x R (a group size that does not divide BM) belong to no head: row = sq keeps
+    // them out of every store (their shared-memory rows are never loaded).
+    rc.row[r] = g < pack_g ? T.m0 - T.qshift + (m - g * R) : T.sq;
+    rc.head[r] = T.hq0 + (g < pack_g ? g : 0);
   }
   rc.diag = T.sk - T.sq;
   rc.sk = T.sk;
@@ -903,7 +905,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler& s
   for (int t = blockIdx.x; t < sched.num_tiles; t += gridDim.x) {
     Tile T;
     if (!sched.decode<C::BN>(p, t, T)) continue;
-    const RowCtx rc = row_ctx(T, rloc0, sched.R);
+    const RowCtx rc = row_ctx(T, rloc0, sched.R, p.pack_g);
 
 #pragma unroll
     for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
@@ -1250,11 +1252,13 @@ static bool use_wide_tiles(int varlen, double mean_keys, long long tiles, int ns
 
 // GQA packing: the query heads sharing a KV head fill the tile's rows together when that needs
 // fewer tiles (decode and chunked prefill). Already a work rule: fewer tiles = fewer padded rows
-// through the tensor cores, with the same K/V bytes per tile.
+// through the tensor cores, with the same K/V bytes per tile. Any group size g <= BM packs
+// floor(BM / g) rows of each head (v12; before, only g dividing 128: a group of 5 or 6 left decode
+// at one head per tile, 3 useful rows of 128).
 static void choose_gqa_packing(Params& prm, int seqlen_q, int heads_q, int heads_kv) {
   const int g = prm.group;
-  if (g > 1 && BM % g == 0) {
-    const int r = BM / g;
+  if (g > 1 && g <= BM) {
+    const int r = BM / g;  // g x r <= BM rows; when g does not divide BM the last BM - g r rows idle
     const long long packed = static_cast<long long>((seqlen_q + r - 1) / r) * heads_kv;
     const long long plain = static_cast<long long>(prm.n_mblocks) * heads_q;
     if (packed < plain) {
@@ -1461,14 +1465,17 @@ static int attention(const Args& a) {
     const int nbk = (a.sk + bn_main - 1) / bn_main;
     int ns = choose_splits(tiles, nbk, di.nsm);
     // The partials must fit the workspace: fewer splits until they do.
-    const size_t row_bytes = static_cast<size_t>(a.batch) * a.hq * a.sq * (D + 1) * sizeof(float);
-    while (ns >= 2 && static_cast<size_t>(ns) * row_bytes > kWorkspaceBytes) --ns;
+    const size_t rows = static_cast<size_t>(a.batch) * a.hq * a.sq;
+    // lse partials, then the O partials from a 16-byte boundary (store_partial writes float2: with
+    // ns x rows odd, v11 put them 4 bytes off)
+    auto bytes = [&](int n) { return (n * rows + 3) / 4 * 4 * sizeof(float) + n * rows * D * sizeof(float); };
+    while (ns >= 2 && bytes(ns) > kWorkspaceBytes) --ns;
     if (ns >= 2) {
       void* ws = workspace(dev, a.stream);
       if (ws) {
         prm.n_splits = ns;
         prm.lse_part = static_cast<float*>(ws);
-        prm.o_part = prm.lse_part + static_cast<size_t>(ns) * a.batch * a.hq * a.sq;
+        prm.o_part = prm.lse_part + (static_cast<size_t>(ns) * rows + 3) / 4 * 4;
       }
     }
   }
