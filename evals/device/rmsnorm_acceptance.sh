@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Issue 18 on an H200: the add_rmsnorm task end to end.
-#   judge:   the seed and the tuned kernel on the full sm90 suite plus a 24-scenario hold-out
-#            (`--holdout 24 --seed 1`), JSONs to evals/results/ and $OUT, and their summary against the
-#            issue's bars (evals/device/rmsnorm_summary.py): ~3-5 minutes, torch alone (no FA3).
+#   judge:   the seed and the tuned kernel on the full sm90 suite plus a hold-out (`--holdout $HOLDOUT
+#            --seed 1`; HOLDOUT is 24 for `judge`, 0 for `all`), JSONs to evals/results/ and $OUT, and
+#            their summary against the issue's bars (evals/device/rmsnorm_summary.py): ~3-6 minutes,
+#            torch alone (no FA3).
 #   session: a scripted `kernelseek run add_rmsnorm --arch sm90`: the seed, then a wrong candidate (the
 #            seed without its weight), "done" (a question from the bank), then the tuned kernel, which
 #            must be made the best after its full judgement; checked from its trace, which is kept:
 #            ~3-5 minutes; needs the agent stack (langgraph, litellm).
 # Usage: bash evals/device/rmsnorm_acceptance.sh [judge|session|all]   (default all; LIMIT=seconds, 570)
+# Best as two device calls on one warm machine: `... judge`, then `... session` (each under 10 minutes);
+# `all` fits both into one call only if the judgements are quick.
 # Before the call, here (the agent stack, only for the session):
 #   ../shared/device/stage-wheels.sh --dir .whl-agent langgraph langgraph-checkpoint-sqlite 'litellm==1.110.2'
 # and carry [".whl-agent/1", ...] (every folder it made, if they fit in 64 MiB; else copy the first ones
@@ -18,6 +21,7 @@
 set -uo pipefail
 START=$SECONDS; LIMIT=${LIMIT:-570}; PART=${1:-all}
 case "$PART" in judge|session|all) ;; *) echo "usage: $0 [judge|session|all]"; exit 2;; esac
+if [ "$PART" = all ]; then HOLDOUT=${HOLDOUT:-0}; else HOLDOUT=${HOLDOUT:-24}; fi
 left() { echo $((LIMIT - (SECONDS - START))); }
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/logs" evals/results
 if [ ! -f /tmp/ks-pythonpath ] && ls .whl-agent/*/install-wheels.sh > /dev/null 2>&1; then
@@ -38,7 +42,7 @@ if [ "$PART" != session ]; then
     [ "$PART" = all ] && [ "$budget" -gt 200 ] && budget=200
     if [ "$budget" -lt 60 ]; then echo "$name: skipped, $(left)s left"; continue; fi
     t0=$SECONDS
-    timeout "$budget" python3 -m kernelseek eval "$kernel" --arch sm90 --holdout 24 --seed 1 \
+    timeout "$budget" python3 -m kernelseek eval "$kernel" --arch sm90 --holdout "$HOLDOUT" --seed 1 \
         --out "evals/results/$name.json" > "$OUT/logs/$name.log" 2>&1
     echo "$name: rc=$? $((SECONDS - t0))s"; tail -3 "$OUT/logs/$name.log"
     cp "evals/results/$name.json" "$OUT/" 2>/dev/null
