@@ -57,7 +57,8 @@ if [ "$PART" != judge ]; then
     wrong=/tmp/add_rmsnorm_without_weight.cu
     sed 's/h \* scale \* __bfloat162float(weight\[c\])/h * scale/' kernels/seeds/add_rmsnorm.cu > $wrong
     cmp -s $wrong kernels/seeds/add_rmsnorm.cu && { echo "the wrong variant did not change the seed"; exit 1; }
-    python3 -m kernelseek.models.scripted add_rmsnorm.cu $wrong :done kernels/hopper/add_rmsnorm.cu > /tmp/rms-script.json
+    # a last "done" answers the step after the faster one if the target gain was not met (--max-steps 4 ends it)
+    python3 -m kernelseek.models.scripted add_rmsnorm.cu $wrong :done kernels/hopper/add_rmsnorm.cu :done > /tmp/rms-script.json
     confine=(); command -v bwrap > /dev/null || confine=(--unconfined)  # the image has no bubblewrap
     rm -rf runs/rms-scripted; t0=$SECONDS
     timeout $(( $(left) - 25 )) python3 -m kernelseek run add_rmsnorm --arch sm90 --model scripted//tmp/rms-script.json \
