@@ -47,6 +47,10 @@ and the fields its type requires (further fields are allowed):
                     tokens_before, tokens_after (int), window (int: the model's input window in tokens):
                     the conversation was trimmed to fit the model's window, keeping the system text (the
                     rules and the task), the first message, the best so far and the recent turns
+    sanitizer       candidate (id), passed (bool), tools ({tool: {status ("clean" | "findings" | "timeout" |
+                    "failed"), errors (the tool's count or null), reason (str or null), wall_s}}), reason (the
+                    first failing tool's reason, or null): the sanitizer gate a candidate that would have
+                    become the best ran first (optional: wall_s, logs: the raw outputs' folder)
     run_end         reason (str), best_speedup (float or null), steps (int), cost_usd (float)
                     (optional: tokens, evaluations)
 """
@@ -78,6 +82,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "human_message": ("text", "decision_point", "context"),
     "model_retry": ("attempt", "error", "wait_s"),
     "trim": ("dropped", "dropped_turns", "tokens_before", "tokens_after", "window"),
+    "sanitizer": ("candidate", "passed", "tools", "reason"),
     "run_end": ("reason", "best_speedup", "steps", "cost_usd"),
 }
 COMMON_FIELDS = ("seq", "time", "type", "step", "key")
@@ -119,6 +124,8 @@ def validate_event(event: Any) -> str | None:
                 return f"the trim event's {name} {event[name]!r} is not a whole number, 0 or more"
     if kind == "model_retry" and (not _whole(event["attempt"]) or event["attempt"] < 1):
         return f"the model_retry event's attempt {event['attempt']!r} is not a whole number, 1 or more"
+    if kind == "sanitizer" and (not isinstance(event["passed"], bool) or not isinstance(event["tools"], dict)):
+        return "the sanitizer event's passed is not true or false, or its tools is not an object"
     if kind == "evaluation" and "holdout" in event:
         return holdout_problem(event["holdout"])
     return None

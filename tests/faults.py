@@ -140,6 +140,50 @@ PASSING_WRAPPERS = {"comment_cutlass": (None, r"""
 // CUTLASS would do this with #include <cutlass/gemm/device/gemm.h>; cuBLAS with cublasGemmEx.
 extern "C" int ks_flash_attn_fwd(FA_PARAMS) { return seed_impl(FA_ARGS); }""")}
 
+# Correct in value (the seed computes every output), unsafe in a small kernel launched beside it on every
+# call: each is one compute-sanitizer tool's finding and no other tool's. (tool, fragment of the report).
+SANITIZER_WRAPPERS = {
+    "smem_oob": ("memcheck", "Invalid __shared__ read", r"""
+// Asks for n floats of dynamic shared memory and reads tile[n], one past the end (inside the hardware's
+// allocation granularity, so nothing faults and nothing it computes is used).
+__device__ float ks_sink_oob[1];
+__global__ void ks_smem_oob(int n) {
+    extern __shared__ float tile[];
+    if (threadIdx.x < n) tile[threadIdx.x] = (float)threadIdx.x;
+    __syncthreads();
+    if (threadIdx.x == 0) ks_sink_oob[0] = tile[n];
+}
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    int status = seed_impl(FA_ARGS);
+    ks_smem_oob<<<1, 32, 25 * sizeof(float), (cudaStream_t)stream>>>(25);
+    return status;
+}"""),
+    "smem_race": ("racecheck", "Race reported", r"""
+// Each thread writes its word of a shared tile and reads another warp's word with no barrier between.
+__device__ float ks_sink_race[64];
+__global__ void ks_smem_race() {
+    __shared__ float tile[64];
+    tile[threadIdx.x] = (float)threadIdx.x;
+    ks_sink_race[threadIdx.x] = tile[63 - threadIdx.x];  // a __syncthreads() belongs before this read
+}
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    int status = seed_impl(FA_ARGS);
+    ks_smem_race<<<1, 64, 0, (cudaStream_t)stream>>>();
+    return status;
+}"""),
+    "uninit_read": ("initcheck", "Uninitialized __global__ memory read", r"""
+// Reads a buffer it allocated once and never wrote (the value goes nowhere that is checked).
+__device__ float ks_sink_uninit[32];
+static float* ks_never_written = nullptr;
+__global__ void ks_read_uninit(const float* p) { ks_sink_uninit[threadIdx.x] = p[threadIdx.x]; }
+extern "C" int ks_flash_attn_fwd(FA_PARAMS) {
+    int status = seed_impl(FA_ARGS);
+    if (!ks_never_written && cudaMalloc(&ks_never_written, 32 * sizeof(float)) != cudaSuccess) return 1;
+    ks_read_uninit<<<1, 32, 0, (cudaStream_t)stream>>>(ks_never_written);
+    return status;
+}"""),
+}
+
 
 def fake_cutlass(folder: Path) -> Path:
     """An include folder holding a fake `cutlass/cutlass.h`, for CPATH: the guard must refuse it
@@ -224,9 +268,23 @@ def write_fault(kind: str, folder: Path, *, cpu: bool = False) -> tuple[Path, st
         seed, entry, wrappers = ROOT / "kernels/seeds/flash_attn_fwd.cu", "ks_flash_attn_fwd", CUDA_WRAPPERS
         params, args, suffix = FA_PARAMS, FA_ARGS, ".cu"
     expected, wrapper = (wrappers if cpu else wrappers | GUARD_WRAPPERS | PASSING_WRAPPERS)[kind]
+    return _assemble(kind, folder, seed, entry, wrapper, params, args, suffix), expected
+
+
+def write_sanitizer_fault(kind: str, folder: Path) -> tuple[Path, str, str]:
+    """Write the sanitizer fixture `kind` into `folder`; return its path, the tool that must find it and
+    a fragment of that tool's report."""
+    tool, fragment, wrapper = SANITIZER_WRAPPERS[kind]
+    path = _assemble(kind, folder, ROOT / "kernels/seeds/flash_attn_fwd.cu", "ks_flash_attn_fwd", wrapper,
+                     FA_PARAMS, FA_ARGS, ".cu")
+    return path, tool, fragment
+
+
+def _assemble(kind: str, folder: Path, seed: Path, entry: str, wrapper: str, params: str, args: str,
+              suffix: str) -> Path:
     wrapper = wrapper.replace("FA_PARAMS", params).replace("FA_ARGS", args)
     wrapper = wrapper.replace("RMS_PARAMS", params).replace("RMS_ARGS", args)
     source = f"#define {entry} seed_impl\n{seed.read_text()}\n#undef {entry}\n{wrapper}\n"
     path = folder / f"fault_{kind}{suffix}"
     path.write_text(source)
-    return path, expected
+    return path

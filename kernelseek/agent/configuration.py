@@ -82,6 +82,9 @@ class Configuration(BaseModel):
                               "there.")
     holdout: int | None = Field(None, description="Hold-out scenarios per full judgement (empty: 24 on a GPU, "
                                 "3 on the CPU).")
+    sanitize: bool | None = Field(None, description="Run the sanitizer gate (compute-sanitizer) on a candidate "
+                                  "before it becomes the best (empty: on a GPU target where compute-sanitizer is "
+                                  "installed).")
     seed: int = Field(0, description="The question bank policy's seed.")
     shell_timeout_s: float = Field(300.0, description="Seconds one shell command of the worker may take.")
     output_cap: int = Field(10_000, description="Characters of tool output the worker sees.")

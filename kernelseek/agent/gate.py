@@ -50,3 +50,9 @@ def clearly_slower(quick: dict[str, Any], best: dict[str, Any] | None) -> bool:
     if not speedup:
         return True  # correct but untimed: nothing says it is faster
     return speedup < best["quick_speedup"] * (1.0 - band(quick.get("noise"), best.get("quick_noise")))
+
+
+def beats_best(full: dict[str, Any], best: dict[str, Any] | None) -> bool:
+    """True when a correct full judgement would replace `best`: no best yet, a best judged only quickly,
+    or a higher full-suite speedup."""
+    return best is None or best.get("judgement") != "full" or (full.get("speedup") or 0) > (best.get("speedup") or 0)

@@ -18,6 +18,13 @@ geomean only. Its shapes would turn the hold-out into a second suite to tune to,
 worker could special-case what it is meant to generalize to; the aggregate still tells it when its
 kernel is wrong or slow on shapes the suite lacks. A hold-out failure makes the candidate incorrect
 (so it cannot become the best); the best is chosen on the suite's speedup.
+
+The sanitizer gate. A candidate that would become the best (the starting kernel included) first runs
+under compute-sanitizer on the task's sanitizer suite (`kernelseek.harness.sanitize`): on by default on
+a GPU target where compute-sanitizer exists, `--sanitize`/`--no-sanitize` to force it. A finding, a
+timeout or a failed run makes the candidate incorrect, so it cannot become the best; the worker is told
+each tool's verdict with the first findings (file and line), the trace records a `sanitizer` event, and
+the raw outputs stay in `candidates/<n>.sanitizer/`.
 """
 
 from __future__ import annotations
@@ -83,9 +90,31 @@ def _progress_writer():  # noqa: ANN202
         return lambda _: None
 
 
-def judge_candidate(run: Run, n: int, best: dict | None) -> dict[str, Any]:
+def sanitizer_wanted(config: Any) -> bool:
+    """The gate runs when asked (True), never when refused (False), else where it can: a GPU target on a
+    machine with compute-sanitizer."""
+    if getattr(config, "sanitize", None) is not None:
+        return bool(config.sanitize)
+    from kernelseek.harness.sanitize import GPU_ARCHS, find_sanitizer
+
+    return config.arch in GPU_ARCHS and find_sanitizer() is not None
+
+
+def _sanitize(run: Run, path: Path, n: int) -> dict[str, Any]:
+    """The sanitizer gate's report for candidate n (sanitize.SanitizerReport.to_dict())."""
+    from kernelseek.harness.sanitize import sanitize
+
+    try:
+        return sanitize(run.config.task, path, run.config.arch,
+                        log_dir=run.dir / "candidates" / f"{n}.sanitizer").to_dict()
+    except Exception as error:  # noqa: BLE001 - a gate that could not run has not shown the candidate safe
+        return {"passed": False, "tools": {}, "scenarios": [], "wall_s": 0.0,
+                "reason": f"the sanitizer gate could not run: {type(error).__name__}: {str(error)[:300]}"}
+
+
+def judge_candidate(run: Run, n: int, best: dict | None, *, start: bool = False) -> dict[str, Any]:
     """Quick judgement, then full unless it is incorrect or clearly slower than the best (the module's
-    docstring); cached by the candidate's content."""
+    docstring), then the sanitizer gate if it would become the best; cached by the candidate's content."""
     path = run.candidate_path(n)
     digest = sha256(path)
     cache = run.dir / "candidates" / f"{n}.result.json"
@@ -98,6 +127,9 @@ def judge_candidate(run: Run, n: int, best: dict | None) -> dict[str, Any]:
     if quick["correct"] and not gate.clearly_slower(quick, best):
         full = _judge(run, path, n, quick=False)
     result = {"sha256": digest, "quick": quick, "full": full}
+    would_be_best = quick["correct"] if start else bool(full and full["correct"] and gate.beats_best(full, best))
+    if would_be_best and sanitizer_wanted(run.config):
+        result["sanitizer"] = _sanitize(run, path, n)
     partial = cache.with_suffix(".partial")
     partial.write_text(json.dumps(result, indent=1))
     os.replace(partial, cache)
@@ -119,16 +151,19 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
                            "(no new evaluation):\n" + state.get("last_report", ""),
                            {"last_report": state.get("last_report", "")})
         shutil.copyfile(run.candidate_file, run.candidate_path(n))
-    result = judge_candidate(run, n, None if start else best)
+    result = judge_candidate(run, n, None if start else best, start=start)
     quick, full = result["quick"], result["full"]
+    sanitizer = result.get("sanitizer")
+    safe = sanitizer is None or bool(sanitizer.get("passed"))
 
     new_best = None
-    if start and quick["correct"]:
+    if not safe:
+        pass  # a finding (or a gate that could not run) keeps it from becoming the best
+    elif start and quick["correct"]:
         final = full or quick
         new_best = {"candidate": 0, "speedup": final["speedup"], "quick_speedup": quick["speedup"],
                     "quick_noise": quick.get("noise"), "judgement": final["judgement"], "path": str(run.candidate_path(0).relative_to(run.dir))}
-    elif full and full["correct"] and (best is None or best["judgement"] != "full"
-                                       or (full["speedup"] or 0) > (best["speedup"] or 0)):
+    elif full and full["correct"] and gate.beats_best(full, best):
         new_best = {"candidate": n, "speedup": full["speedup"], "quick_speedup": quick["speedup"],
                     "quick_noise": quick.get("noise"), "judgement": "full", "path": str(run.candidate_path(n).relative_to(run.dir))}
     if new_best:
@@ -143,8 +178,22 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
                         **({"noise": verdict["noise"]} if verdict.get("noise") is not None else {}),
                         **({"holdout": verdict["holdout"]} if verdict.get("holdout") else {}))
 
-    correct = quick["correct"] and (full is None or full["correct"])
+    if sanitizer is not None:
+        run.trace.write("sanitizer", step=step, key=f"{step}:harness:{n}:sanitizer", candidate=n,
+                        passed=safe, reason=sanitizer.get("reason"), wall_s=sanitizer.get("wall_s"),
+                        tools={tool: {"status": v.get("status"), "errors": v.get("errors"), "reason": v.get("reason"),
+                                      "wall_s": v.get("wall_s")} for tool, v in (sanitizer.get("tools") or {}).items()},
+                        logs=f"candidates/{n}.sanitizer")
+
+    correct = quick["correct"] and (full is None or full["correct"]) and safe
     report = quick["summary"] + (("\n" + full["summary"]) if full else "")
+    if sanitizer is not None:
+        from kernelseek.harness.judge import sanitizer_lines
+
+        report += "\n" + sanitizer_lines(sanitizer).strip()
+        if not safe:
+            report += ("\nThe sanitizer gate failed, so this candidate is incorrect and cannot become the best: "
+                       f"{sanitizer.get('reason')}")
     if new_best and not start:
         report += f"\nThis candidate is the new best: {new_best['speedup']:.3f}x on the full suite."
     elif correct and not start and full is None:

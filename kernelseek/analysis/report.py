@@ -5,7 +5,8 @@ Writes, into the output folder (default `<run>/report/`):
     report.html          the run's summary (with the best kernel's hold-out geomean beside its suite
                          geomean, and the gap between them; the totals, the plateau step and the
                          verdict line of `kernelseek.analysis.claim`), the per-kind table, the questions with
-                         what followed them, the large gains with their attribution, and the three plots
+                         what followed them, the large gains with their attribution, the sanitizer
+                         gate's verdicts, and the three plots
     best_speedup.png     best speedup over steps, every correct candidate as a grey dot, each question
                          as a marker coloured by its kind (and the target as a dashed line)
     scenarios.png        per-scenario speedups of the best kernel, read from the report JSON that the
@@ -120,6 +121,33 @@ def describe_holdout(held: dict[str, Any] | None) -> str:
     if held.get("gap") is not None:
         text += f": {held['gap']:.3f}x the suite's"
     return text + f" (seed {held['seed']})"
+
+
+def sanitizer_rows(analysis: RunAnalysis) -> list[dict[str, Any]]:
+    """One row per sanitizer gate run: the candidate, the verdict, each tool's status and the first reason."""
+    rows = []
+    for event in analysis.events:
+        if event["type"] != "sanitizer":
+            continue
+        tools = event.get("tools") or {}
+        rows.append({"candidate": event["candidate"], "step": event["step"],
+                     "passed": "passed" if event["passed"] else "FAILED",
+                     "tools": ", ".join(f"{tool}: {v.get('status')}" for tool, v in tools.items()) or None,
+                     "reason": event.get("reason")})
+    return rows
+
+
+def describe_sanitizer_of_best(analysis: RunAnalysis) -> str:
+    """'passed (memcheck, racecheck, initcheck, synccheck clean)', or why there is no verdict."""
+    best = analysis.best
+    if best is None:
+        return "no best"
+    runs = [e for e in analysis.events if e["type"] == "sanitizer" and str(e["candidate"]) == best.id]
+    if not runs:
+        return "not run (no sanitizer gate in this run)"
+    last = runs[-1]
+    tools = ", ".join(last.get("tools") or {})
+    return f"passed ({tools} clean)" if last["passed"] else f"FAILED: {last.get('reason')}"
 
 
 def plot_best_speedup(analysis: RunAnalysis, path: Path) -> None:
@@ -266,6 +294,7 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
     held = holdout_of_best(analysis)
     facts += [("best hold-out", describe_holdout(held)),
               ("hold-out gap", None if not held or held["gap"] is None else f"{held['gap'] - 1:+.1%}")]
+    facts.append(("best's sanitizer gate", describe_sanitizer_of_best(analysis)))
     end = next((e for e in analysis.events if e["type"] == "run_end"), None)
     if end:
         facts.append(("ended", end.get("reason")))
@@ -278,6 +307,7 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
     scen_rows = [{"scenario": n, "speedup": v} for n, v in speedups]
     held_rows = [{"scenario": n, "speedup": v} for n, v in sorted(scenario_speedups(analysis, holdout=True)[0],
                                                                     key=lambda item: item[1])]
+    san_rows = sanitizer_rows(analysis)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>KernelSeek report: {html.escape(analysis.run_id)}</title><style>{STYLE}</style></head><body>",
@@ -310,6 +340,12 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
         "scenario distribution, afresh for every full judgement, and never shown to the worker; the best is "
         "chosen on the suite alone, so the gap says how far the suite's speedup carries to unseen shapes.</p>",
         _table(held_rows, [("scenario", "hold-out scenario"), ("speedup", "speedup")], "holdout") if held_rows else "",
+        "<h2>Sanitizer gate</h2>",
+        "<p>A candidate that would have become the best ran first under compute-sanitizer (memcheck, racecheck, "
+        "initcheck, synccheck) on the task's sanitizer suite; a finding kept it from becoming the best.</p>",
+        _table(san_rows, [("candidate", "candidate"), ("step", "step"), ("passed", "verdict"), ("tools", "tools"),
+                          ("reason", "first finding")], "sanitizer") if san_rows
+        else "<p data-sanitizer='none'>No sanitizer gate ran in this run.</p>",
         "<h2>Cost over time</h2>",
         '<img src="cost.png" alt="model dollars and tokens over time">',
         "</body></html>",

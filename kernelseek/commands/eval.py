@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -142,6 +143,74 @@ def compile_report(kernel: Path, arch: str, task_name: str, out: Path | None) ->
         out.write_text(json.dumps(built.to_dict(), indent=1))
 
 
+def print_sanitizer(report: dict) -> None:
+    """Each tool's verdict, its time and its first findings (file:line)."""
+    table = Table(title=f"compute-sanitizer · {len(report.get('scenarios') or [])} scenarios · {report.get('sanitizer')}")
+    for column in ("tool", "verdict", "errors", "seconds", "first findings"):
+        table.add_column(column, overflow="fold")
+    for tool, v in (report.get("tools") or {}).items():
+        mark = "[green]clean[/]" if v["status"] == "clean" else f"[red]{v['status'].upper()}[/]"
+        firsts = [f"{f['what']}" + (f" at {f['where']}" if f.get("where") else "") + "".join(
+            f" and {o}" for o in (f.get("others") or [])[:2]) for f in v.get("findings", [])[:3]]
+        if not firsts and v["status"] != "clean":
+            firsts = [v.get("reason") or ""]
+        elif v.get("outside"):
+            firsts.append(f"({v['outside']} reports in other code, not counted)")
+        table.add_row(tool, mark, "-" if v.get("errors") is None else str(v["errors"]), f"{v.get('wall_s', 0):.0f}",
+                      escape("\n".join(firsts)))
+    console.print(table)
+    verdict = "[green]passed[/]" if report.get("passed") else f"[red]FAILED[/]: {escape(str(report.get('reason')))}"
+    console.print(f"sanitizer gate {verdict} · {report.get('wall_s', 0):.0f} s")
+
+
+def sanitize_options(tools: str | None, timeout: float, logs: Path | None, arch: str) -> dict:
+    """The sanitize= argument of judge() from the options; refuses (one sentence) where the gate cannot run."""
+    from kernelseek.harness.sanitize import sanitize_problem, tools_for
+
+    wanted = [t.strip() for t in tools.split(",") if t.strip()] if tools else None
+    try:
+        tools_for(arch, wanted)
+    except ValueError as error:
+        fail(str(error))
+    if timeout <= 0:
+        fail(f"--sanitize-timeout {timeout:g} must be above 0 (seconds each tool may run).")
+    problem = sanitize_problem(arch)
+    if problem:
+        fail(problem + ".")
+    return {"tools": wanted, "timeout_s": timeout, "log_dir": str(logs) if logs else None}
+
+
+def sanitize_only(task_name: str, kernel: Path, arch: str, scenarios: str | None, options: dict,
+                  out: Path | None, logs_per_kernel: bool) -> bool:
+    """The sanitizer gate alone on one kernel; prints its table, writes --out; returns whether it passed."""
+    import json
+
+    from kernelseek.harness.sanitize import sanitize as run_sanitizer
+
+    if out:
+        try:
+            check_out_path(out)
+        except TaskError as error:
+            fail(str(error))
+    if logs_per_kernel and options.get("log_dir"):
+        options = {**options, "log_dir": str(Path(options["log_dir"]) / kernel.stem)}
+    with console.status(f"compute-sanitizer on {kernel}"):
+        try:
+            report = run_sanitizer(task_name, kernel, arch, scenarios=scenarios, **options)
+        except (TaskError, BuildError, ValueError) as error:
+            fail(str(error))
+        except KeyboardInterrupt:
+            console.print("[red]interrupted:[/] the sanitizer was stopped and its process killed.")
+            raise typer.Exit(130) from None
+    data = report.to_dict()
+    print_sanitizer(data)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=1))
+        console.print(f"report: {out}")
+    return report.passed
+
+
 def judge_here(arguments: dict, out: Path | None) -> Judgement | str:
     """One judgement in this process, with a progress bar; a bad task or argument is returned as its sentence."""
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -267,6 +336,18 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         ray_address: str = typer.Option(None, "--ray-address", help="Join this Ray cluster (HEAD:6379, or auto "
                                         "on a node of it); default $RAY_ADDRESS, else a local cluster. Implies "
                                         "Ray."),
+        sanitize: bool = typer.Option(False, "--sanitize", help="Also run compute-sanitizer (memcheck, racecheck, "
+                                      "initcheck, synccheck) on the task's sanitizer suite; a finding makes the "
+                                      "kernel incorrect. Refused where compute-sanitizer or the GPU is missing."),
+        sanitize_only_: bool = typer.Option(False, "--sanitize-only", help="Only the sanitizer gate: no timing, "
+                                            "no baseline (--scenarios then picks from the sanitizer suite)."),
+        sanitize_tools: str = typer.Option(None, "--sanitize-tools", metavar="T,T", help="Only these tools "
+                                           "(default: memcheck,racecheck,initcheck,synccheck)."),
+        sanitize_timeout: float = typer.Option(300.0, "--sanitize-timeout", metavar="S", help="Seconds each tool "
+                                               "may run over the sanitizer suite before it is killed (a timeout "
+                                               "fails the gate)."),
+        sanitize_logs: Path = typer.Option(None, "--sanitize-logs", metavar="DIR", help="Keep each tool's raw "
+                                           "output in DIR (<tool>.log; the program's own output in <tool>.out)."),
     ) -> None:
         """Judge a kernel: build it, check it on every scenario, time it against the baseline.
 
@@ -282,6 +363,8 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             kernelseek eval kernels/seeds/flash_attn_fwd.cu --arch sm90 --out evals/results/seed-sm90.json
             kernelseek eval kernels/hopper/flash_attn_fwd.cu --holdout 24 --seed 1
             kernelseek eval a.cu b.cu c.cu d.cu --arch sm90 --parallel 4 --out evals/results/batch/
+            kernelseek eval kernels/hopper/flash_attn_fwd.cu --quick --sanitize
+            kernelseek eval kernels/seeds/flash_attn_fwd.cu --sanitize-only --sanitize-logs /tmp/san
         """
         for kernel in kernels:
             if not kernel.is_file():
@@ -298,6 +381,15 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             fail(f"--parallel {parallel} must be at least 1: the number of kernels judged at once.")
         outs = report_paths(kernels, out)
         tasks = {kernel: task or infer_task(kernel) for kernel in kernels}
+        sanitizing = None
+        if sanitize or sanitize_only_:
+            if compile_only:
+                fail("--sanitize runs the kernel, --compile-only does not: choose one.")
+            sanitizing = sanitize_options(sanitize_tools, sanitize_timeout, sanitize_logs, arch)
+        if sanitize_only_:
+            passed = [sanitize_only(tasks[k], k, arch, scenarios, sanitizing, outs[k], len(kernels) > 1)
+                      for k in kernels]
+            raise typer.Exit(0 if all(passed) else 1)
         if compile_only:
             for kernel in kernels:
                 compile_report(kernel, arch, tasks[kernel], outs[kernel])
@@ -307,7 +399,10 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         def arguments(kernel: Path) -> dict:
             return dict(task=tasks[kernel], kernel=kernel, arch=arch, quick=quick, scenarios=scenarios, seed=seed,
                         beside=beside, command=command, holdout=holdout,
-                        holdout_seed=holdout_seed if holdout_seed is not None else seed)
+                        holdout_seed=holdout_seed if holdout_seed is not None else seed,
+                        sanitize=None if sanitizing is None else {**sanitizing, "log_dir": (
+                            str(Path(sanitizing["log_dir"]) / kernel.stem)
+                            if sanitizing.get("log_dir") and len(kernels) > 1 else sanitizing.get("log_dir"))})
 
         from kernelseek.engine import EngineError, no_ray_line, ray_available
 
@@ -350,6 +445,8 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                 results.append((kernel, None))
                 continue
             print_judgement(verdict)
+            if verdict.sanitizer:
+                print_sanitizer(verdict.sanitizer)
             if verdict.write_error:
                 console.print(f"[red]error:[/] {verdict.write_error}")
             elif outs[kernel]:

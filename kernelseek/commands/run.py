@@ -203,6 +203,9 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                                            "not know it (the conversation is trimmed to fit)."),
         unconfined: bool = typer.Option(False, "--unconfined", help="Run the worker's shell without the sandbox, "
                                         "with your full rights (only where bubblewrap is missing)."),
+        sanitize: bool = typer.Option(None, "--sanitize/--no-sanitize", help="Run compute-sanitizer (memcheck, "
+                                      "racecheck, initcheck, synccheck) on a candidate before it becomes the best "
+                                      "(default: on for a GPU target where compute-sanitizer is installed)."),
     ) -> None:
         """Make a kernel faster: a worker edits it, the harness judges it, a questioner asks at decision points.
 
@@ -234,6 +237,12 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
         arch = arch or loaded.archs[0]
         if arch not in loaded.archs:
             fail(f"--arch {arch}: the task {loaded.name} has no {arch} suite; use one of {', '.join(loaded.archs)}.")
+        if sanitize:
+            from kernelseek.harness.sanitize import sanitize_problem
+
+            problem = sanitize_problem(arch)
+            if problem:
+                fail(problem + ".")
         start = kernel or (repo_root() / loaded.seed)
         if model and model.startswith("scripted/"):
             try:
@@ -248,6 +257,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                 plateau_evals=plateau, failing_evals=failing, judge_start=judge_start, seed=seed,
                 limit_detector_model=limit_detector_model, unconfined=unconfined, context_tokens=context_tokens,
                 chooser_model=chooser_model, chooser_offer=chooser_offer, no_eval_steps=no_eval_steps,
+                sanitize=sanitize,
                 bank_stats=str(bank_stats.expanduser().resolve()) if bank_stats else None,
                 model_kwargs=_model_args(model_arg or [])).validate()
             _check_sandbox(config)
@@ -364,6 +374,10 @@ def describe(e: dict[str, Any]) -> str:
         return line + (f"\n      why: {escape(str(e['reason']))}" if e.get("reason") else "")
     if t == "human_message":
         return f"[magenta]typed[/] at {e['decision_point']}: {escape(repr(e['text']))}"
+    if t == "sanitizer":
+        tools = ", ".join(f"{tool} {v.get('status')}" for tool, v in e["tools"].items())
+        verdict = "[green]passed[/]" if e["passed"] else f"[red]FAILED[/]: {escape(str(e['reason']))}"
+        return f"candidate {e['candidate']} sanitizer gate {verdict} ({escape(tools)})"
     if t == "run_end":
         best = f"{e['best_speedup']:.3f}x" if e["best_speedup"] else "none"
         return f"[bold]{escape(e['reason'])}[/] · best {best} · {e['steps']} steps · ${e['cost_usd']:.4f}"

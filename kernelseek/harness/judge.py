@@ -57,6 +57,7 @@ class Judgement:
     # the task's memory floor, when it states one: {copy_bandwidth_Bps, fraction (the suite's geomean of
     # floor / candidate time, when correct), holdout_fraction}; per scenario floor_s and floor_fraction
     floor: dict | None = None
+    sanitizer: dict | None = None  # the sanitizer gate's report (sanitize.SanitizerReport.to_dict()), if run
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -142,8 +143,13 @@ class Judgement:
                 elif held_bad:
                     lines.append(f"  {len(held_bad)} hold-out scenarios failed: the kernel is wrong on shapes the "
                                  "suite does not have (which ones is withheld)")
+            if self.sanitizer:
+                lines.append(sanitizer_lines(self.sanitizer))
             return "\n".join(lines)
-        suite = self.suite_results()
+        text = self._summary_correct(head, self.suite_results(), held, limit, holdout_shapes)
+        return text + ("\n" + sanitizer_lines(self.sanitizer) if self.sanitizer else "")
+
+    def _summary_correct(self, head: str, suite: list[dict], held: str | None, limit: int, holdout_shapes: bool) -> str:
         lines = [head + f"correct on all {len(suite)} scenarios; geomean speedup over "
                  f"{self.baseline} {self.speedup:.3f}x" if self.speedup else head + "correct (no baseline timing)"]
         for name, g in self.groups.items():
@@ -159,6 +165,16 @@ class Judgement:
                 lines.append("  hold-out slowest: " + ", ".join(f"{s['scenario']} {s['speedup']:.2f}x"
                                                                for s in self.slowest(limit, holdout=True)))
         return "\n".join(lines)
+
+
+def sanitizer_lines(report: dict) -> str:
+    """The sanitizer gate's verdict in a few lines, from its report dict."""
+    head = "  sanitizer gate: " + ("passed" if report.get("passed") else "FAILED")
+    lines = [head + f" ({len(report.get('scenarios') or [])} scenarios, {report.get('wall_s', 0):.0f} s)"]
+    for tool, v in (report.get("tools") or {}).items():
+        state = "clean" if v.get("status") == "clean" else f"{str(v.get('status')).upper()}: {v.get('reason')}"
+        lines.append(f"    {tool}: {state}")
+    return "\n".join(lines)
 
 
 def geomean(values: list[float]) -> float | None:
@@ -214,16 +230,28 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
           out: str | Path | None = None, scenarios: str | None = None, seed: int | None = None,
           beside: bool | None = None, progress: Callable[[dict], None] | None = None,
           on_start: Callable[[int], None] | None = None, command: str | None = None,
-          timeout_s: float | None = None, holdout: int = 0, holdout_seed: int | None = None) -> Judgement:
+          timeout_s: float | None = None, holdout: int = 0, holdout_seed: int | None = None,
+          sanitize: dict | None = None) -> Judgement:
     """Judge `kernel` on `task`'s suite for `arch`. See the module docstring.
 
     `timeout_s` limits each scenario (the child is killed and the scenario fails as a hang past it);
     `scenarios` is a glob over scenario names and groups; `progress` is called with each result;
-    `holdout` scenarios drawn with `holdout_seed` (fresh when None) are judged after the chosen ones."""
+    `holdout` scenarios drawn with `holdout_seed` (fresh when None) are judged after the chosen ones.
+    `sanitize`: also run the sanitizer gate (sanitize.py) after the scenarios, with these keyword arguments
+    of `sanitize.sanitize` ({} for its defaults); a finding makes the judgement incorrect. Raises
+    SanitizerUnavailable at once when the gate cannot run here."""
     started = time.perf_counter()
+    if sanitize is not None:
+        from kernelseek.harness.sanitize import SanitizerUnavailable, sanitize_problem
+
+        problem = None if sanitize.get("source") else sanitize_problem(arch)
+        if problem:
+            raise SanitizerUnavailable(problem)
     task = task if isinstance(task, Task) else load_task(task)
     if arch not in task.archs:
         raise TaskError(f"{task.folder}: the task has no {arch} suite; use one of {', '.join(task.archs)}.")
+    if sanitize is not None:
+        task.sanitizer_scenarios(arch)  # a task without a sanitizer suite is refused before anything runs
     chosen = select_scenarios(task, arch, quick, scenarios)
     if not chosen:
         raise TaskError(f"{task.folder}: no {arch} scenario matches '{scenarios}'; see `kernelseek scenarios`.")
@@ -252,8 +280,16 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
     if problem:
         return finish(problem)
     try:
-        return _judge_built(task, kernel, arch, chosen, held, verdict, finish, quick=quick, seed=seed,
-                            beside=beside, progress=progress, on_start=on_start, timeout_s=timeout_s)
+        _judge_built(task, kernel, arch, chosen, held, verdict, quick=quick, seed=seed, beside=beside,
+                     progress=progress, on_start=on_start, timeout_s=timeout_s)
+        if sanitize is not None:
+            from kernelseek.harness.sanitize import sanitize as run_sanitizer
+
+            report = run_sanitizer(task, kernel, arch, **sanitize)
+            verdict.sanitizer = report.to_dict()
+            if not report.passed:
+                verdict.correct, verdict.speedup = False, None
+        return finish(verdict.failure_reason() or (verdict.sanitizer or {}).get("reason"))
     except BuildError as error:
         return finish(f"build failed: {error}")
     except JudgementInterrupted:
@@ -274,10 +310,9 @@ def check_out_path(out: str | Path) -> None:
         raise TaskError(f"--out {out}: {existing} is not a writable folder; choose a path you can write.")
 
 
-def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: list, verdict: Judgement,
-                 finish: Callable[[str | None], Judgement], *, quick: bool, seed: int | None, beside: bool | None,
-                 progress: Callable[[dict], None] | None, on_start: Callable[[int], None] | None,
-                 timeout_s: float | None) -> Judgement:
+def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: list, verdict: Judgement, *,
+                 quick: bool, seed: int | None, beside: bool | None, progress: Callable[[dict], None] | None,
+                 on_start: Callable[[int], None] | None, timeout_s: float | None) -> None:
     build = build_kernel(kernel, arch, entry_point=task.entry_point or None)
     verdict.build, verdict.sha256 = build.to_dict(), build.sha256
     verdict.build.pop("log", None)
@@ -320,7 +355,6 @@ def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: 
         verdict.floor = {"copy_bandwidth_Bps": bandwidth,
                          "fraction": floor_geomean(suite) if verdict.correct else None,
                          "holdout_fraction": floor_geomean(held_results) if held and verdict.correct else None}
-    return finish(verdict.failure_reason())
 
 
 def floor_geomean(results: list[dict]) -> float | None:

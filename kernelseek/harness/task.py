@@ -81,6 +81,14 @@ class Task:
         raise TaskError(f"{self.folder}: the task defines no hold-out sampler; implement Task.holdout(arch, n, "
                         "seed) in its task.py, or judge without a hold-out (--holdout 0).")
 
+    # --- the sanitizer suite: small shapes of every feature, for compute-sanitizer ------------------
+    def sanitizer_scenarios(self, arch: str) -> list[Scenario]:
+        """Scenarios small enough to run under compute-sanitizer (which slows a kernel 10-1000x) that
+        still reach every code path of a kernel for `arch`: each feature and size class the suite has.
+        A task that names none cannot be gated: asking for the gate is a TaskError."""
+        raise TaskError(f"{self.folder}: the task names no sanitizer suite; implement Task.sanitizer_scenarios(arch) "
+                        "in its task.py (small scenarios of every feature), or judge without --sanitize.")
+
     # --- one scenario, inside the child process --------------------------------------------------
     def make_inputs(self, scenario: Scenario, seed: int, device: str) -> dict[str, Any]:
         """Fresh random inputs (tensors and plain values); a different seed gives different values."""

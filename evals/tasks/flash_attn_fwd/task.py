@@ -33,6 +33,10 @@ class FlashAttnFwd(Task):
     def scenarios(self, arch: str) -> list[Scenario]:
         return {"sm90": suites.sm90, "sm100": suites.sm100, "tiny": suites.tiny}[arch]()
 
+    def sanitizer_scenarios(self, arch: str) -> list[Scenario]:
+        """Tiny and small shapes of every feature and launch path: see scenarios.sanitize."""
+        return suites.sanitize(arch)
+
     def holdout(self, arch: str, n: int, seed: int) -> list[Scenario]:
         """Random lengths, head dims, GQA ratios, masks, softcaps and layouts: see scenarios.py."""
         return suites.holdout(arch, n, seed)
