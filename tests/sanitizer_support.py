@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from kernelseek.harness.sanitize import Completed, FINDINGS_EXIT, SanitizerReport, TOOLS, verdict
+from kernelseek.harness.sanitize import FINDINGS_EXIT, TOOLS, Completed, SanitizerReport, verdict
 from kernelseek.harness.sanitizer_log import parse
 
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "sanitizer"

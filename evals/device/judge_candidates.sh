@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Judge Hopper candidates on an H200 in one device call, newest idea first; then memcheck and racecheck
-# on the first one (or on $SANITIZE). Each argument is NAME=KERNEL (the full suite, JSON to evals/results/NAME.json) or
+# Judge Hopper candidates on an H200 in one device call, newest idea first; then the sanitizer gate
+# (kernelseek eval --sanitize-only: memcheck, racecheck, initcheck, synccheck) on the first one (or on
+# $SANITIZE). Each argument is NAME=KERNEL (the full suite, JSON to evals/results/NAME.json) or
 # NAME=KERNEL@GLOB (only the scenarios matching GLOB, no beside baselines: an exploration, not a result).
 #   bash evals/device/judge_candidates.sh hopper-flash_attn_fwd-v7-sm90-full=kernels/hopper/v7.cu \
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
@@ -30,10 +31,9 @@ for arg in "$@"; do
   echo "$name: rc=$? $((SECONDS - t0))s"; tail -2 "$OUT/logs/$name.log"
   cp "evals/results/$name.json" "$OUT/" 2>/dev/null
 done
-for tool in memcheck racecheck; do
-  [ "$(left)" -gt 50 ] && [ "$first" != none ] || break
-  timeout $(( $(left) - 10 )) compute-sanitizer --tool $tool --print-limit 20 python3 evals/device/sanitize.py \
-      "$first" > "$OUT/logs/sanitizer-$tool.log" 2>&1
-  echo "$tool $first: rc=$?"; tail -1 "$OUT/logs/sanitizer-$tool.log"
-done
+if [ "$(left)" -gt 60 ] && [ "$first" != none ]; then
+  timeout $(( $(left) - 10 )) python3 -m kernelseek eval "$first" --arch sm90 --sanitize-only \
+      --sanitize-timeout $(( ($(left) - 20) / 4 )) --sanitize-logs "$OUT/logs/sanitizer" > "$OUT/logs/sanitizer.txt" 2>&1
+  echo "sanitizer $first: rc=$?"; tail -8 "$OUT/logs/sanitizer.txt"
+fi
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$OUT/logs"

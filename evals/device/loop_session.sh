@@ -29,6 +29,6 @@ t0=$SECONDS
 timeout 200 python3 -m pytest -q -m gpu tests/test_gpu_harness.py -p no:cacheprovider > "$OUT/pytest-gpu.log" 2>&1
 echo "pytest gpu: rc=$? $((SECONDS - t0))s"; tail -4 "$OUT/pytest-gpu.log"
 
-timeout 150 compute-sanitizer --tool racecheck --print-limit 20 python3 evals/device/sanitize.py \
-    kernels/hopper/flash_attn_fwd.cu > "$OUT/sanitizer-racecheck.log" 2>&1
-echo "racecheck: rc=$?"; tail -4 "$OUT/sanitizer-racecheck.log"
+timeout 200 python3 -m kernelseek eval kernels/hopper/flash_attn_fwd.cu --arch sm90 --sanitize-only \
+    --sanitize-tools racecheck --sanitize-timeout 180 --sanitize-logs "$OUT/sanitizer" > "$OUT/sanitizer-racecheck.txt" 2>&1
+echo "racecheck: rc=$?"; tail -4 "$OUT/sanitizer-racecheck.txt"

@@ -115,19 +115,22 @@ def tiny() -> list[Scenario]:
 
 # --- the sanitizer suite: every feature and launch path, small enough for compute-sanitizer -----------
 #
-# The tiny scenarios (empty rows, varlen with empty sequences and fewer rows than a tile, softcap, packed
-# QKV), the eight small suite scenarios the hand-run sanitizer checks used (ragged causal and not, d96,
-# GQA-packed decode, varlen with empty sequences, softcap on d64's wide key blocks, strided), and five more:
-# head dim 192, GQA outside decode, single-query decode (split-KV), varlen with empty query and key
-# sequences on the main path, and enough tiles that a persistent CTA takes several (causal pairing).
+# The tools slow a kernel 10-1000x (racecheck most, on kernels that keep their tiles in shared memory, as
+# the seed does), so the suite keeps the work small (about 25 GFLOP in all) and still reaches every path
+# of the Hopper kernel: the tiny scenarios (empty rows, varlen with empty sequences and fewer rows than a
+# tile, softcap, packed QKV), ragged shapes causal and not, each head dim (96 and 192 padded), GQA packing
+# in decode and GQA outside it, single-query decode (split-KV), varlen with empty query and key sequences on
+# the main path, strided packed QKV, d64's wide key blocks (with softcap: >= 132 tiles of >= 2048 keys),
+# persistent CTAs taking several tiles (136 tiles on 132 SMs) and causal heavy/light pairing (132 pairs).
 SANITIZE_FROM_SUITE = ("ragged_d64_113x203_causal", "ragged_d128_239x1", "ragged_d256_799x3_causal",
-                       "hdim_d96_s1024_causal", "decode_d64_q4_k1024_causal", "varlen_d64_mixed_causal",
-                       "softcap_d64_s2048", "strided_d128_s2048")
+                       "decode_d64_q4_k1024_causal")
 
 
 def sanitize(arch: str) -> list[Scenario]:
     suite = {s.name: s for s in (sm90() if arch == "sm90" else sm100())}
     extra = [
+        _s("san_d96_s512_causal", "hdim", batch=1, seqlen_q=512, seqlen_k=512, heads_q=8, heads_kv=8, head_dim=96,
+           causal=True),
         _s("san_d192_113x203_causal", "hdim", batch=2, seqlen_q=113, seqlen_k=203, heads_q=6, heads_kv=6,
            head_dim=192, causal=True),
         _s("san_gqa_d128_h16kv2_s512_causal", "gqa", batch=1, seqlen_q=512, seqlen_k=512, heads_q=16, heads_kv=2,
@@ -137,8 +140,14 @@ def sanitize(arch: str) -> list[Scenario]:
         _s("san_varlen_d128_empty_causal", "varlen", layout="varlen", batch=5, seqlen_q=300, seqlen_k=300,
            seqlens_q=[0, 17, 130, 0, 300], seqlens_k=[5, 0, 200, 64, 300], heads_q=8, heads_kv=2, head_dim=128,
            causal=True),
-        _s("san_persistent_d128_s1024_causal", "persistent", batch=2, seqlen_q=1024, seqlen_k=1024, heads_q=16,
-           heads_kv=16, head_dim=128, causal=True),
+        _s("san_strided_d128_s512_causal", "strided", layout="packed_qkv", batch=2, seqlen_q=512, seqlen_k=512,
+           heads_q=8, heads_kv=8, head_dim=128, causal=True),
+        _s("san_softcap_wide_d64_h9_s2048", "softcap", batch=1, seqlen_q=2048, seqlen_k=2048, heads_q=9, heads_kv=9,
+           head_dim=64, softcap=50.0, magnitude=2.0),
+        _s("san_persistent_d64_h34_s512", "persistent", batch=1, seqlen_q=512, seqlen_k=512, heads_q=34, heads_kv=34,
+           head_dim=64),
+        _s("san_pairs_d128_h33_s1024_causal", "persistent", batch=1, seqlen_q=1024, seqlen_k=1024, heads_q=33,
+           heads_kv=33, head_dim=128, causal=True),
     ]
     if arch != "sm90":  # FA4's head dims on Blackwell: no 192 (see sm100)
         extra = [s for s in extra if s.params["head_dim"] != 192]
