@@ -65,7 +65,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-DECISION_POINTS = ("done", "claimed_limit", "plateau", "failing")
+DECISION_POINTS = ("done", "claimed_limit", "plateau", "failing", "no_evaluation")
 INTERJECTION = "interjection"  # a human message sent with `kernelseek ask`, at no decision point
 MAX_MESSAGE_CHARS = 500  # a typed question or message is cut to this length (with a warning)
 QUESTION_KINDS = ("layer_shift", "reject_limit", "inform", "other")

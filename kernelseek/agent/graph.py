@@ -23,11 +23,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from kernelseek.agent import budgets, sandbox
+from kernelseek.agent import budgets, decision_points, sandbox
 from kernelseek.agent import questioner as questioner_node
 from kernelseek.agent.cli_worker import cli_step
 from kernelseek.agent.context import RunContext, context_of
-from kernelseek.agent.decision_points import detect
 from kernelseek.agent.harness_node import evaluate
 from kernelseek.agent.state import State, StudioInput, initial_state
 from kernelseek.agent.tools import BASE_TOOLS, Tool
@@ -86,13 +85,28 @@ def start(state: State, runtime: Runtime[RunContext], *, graph: str, asks: bool,
 def worker(state: State, runtime: Runtime[RunContext], *, tools: Sequence[Tool]) -> dict:
     """One worker turn: a model call and its tools, or one turn of an external coding CLI."""
     run = context_of(runtime).run(state)
-    return cli_step(state, run) if run.config.worker_command else model_step(state, run, list(tools))
+    update = cli_step(state, run) if run.config.worker_command else model_step(state, run, list(tools))
+    merged = {**state, **update}
+    if merged.get("pending_eval") is not None:  # the harness judges next; its node decides
+        return {**update, "steps_since_eval": 0, "pending_decision": None}
+    merged["steps_since_eval"] = state.get("steps_since_eval", 0) + 1
+    return {**update, "steps_since_eval": merged["steps_since_eval"],
+            "pending_decision": _decision(merged, run.config, after_eval=False)}
 
 
 @timed
 def harness(state: State, runtime: Runtime[RunContext]) -> dict:
     """Judge the workspace's candidate and answer the worker's `evaluate`."""
-    return evaluate(state, context_of(runtime).run(state))
+    run = context_of(runtime).run(state)
+    update = evaluate(state, run)
+    return {**update, "steps_since_eval": 0,
+            "pending_decision": _decision({**state, **update}, run.config, after_eval=True)}
+
+
+def _decision(state: State, cfg: Any, *, after_eval: bool) -> dict[str, str] | None:
+    """The decision point reached now, detected once here: the router and the questioner read it."""
+    found = decision_points.detect(state, cfg, after_eval=after_eval)
+    return {"kind": found[0], "detail": found[1]} if found else None
 
 
 @timed
@@ -143,13 +157,13 @@ def after_worker(state: State, runtime: Runtime[RunContext], *, ask: str) -> str
         return "harness"
     if _over(state, runtime):
         return "finish"
-    return ask if state.get("worker_stopped") else "worker"
+    return ask if state.get("pending_decision") else "worker"
 
 
 def after_harness(state: State, runtime: Runtime[RunContext], *, ask: str) -> str:
     if _over(state, runtime):
         return "finish"
-    return ask if detect(state, context_of(runtime).run(state).config, after_eval=True) else "worker"
+    return ask if state.get("pending_decision") else "worker"
 
 
 def after_question(state: State, runtime: Runtime[RunContext]) -> str:

@@ -31,9 +31,9 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
     cfg, step = run.config, state.get("step", 0)
     mode = mode or cfg.mode
     # a node replayed after a crash uses what it recorded the first time (a model or the bank could differ)
-    decided = _recorded(run, f"{step}:questioner:decision")
+    decided = _recorded(run, f"{step}:questioner:decision") or state.get("pending_decision")
     kind, detail = (decided["kind"], decided["detail"]) if decided else \
-        detect(state, cfg, after_eval=after_eval) or ("done", "the worker ended its turn")
+        detect(state, cfg, after_eval=after_eval) or ("done", "the worker ended its turn")  # a checkpoint from before
     worker_words = (state.get("worker_words") or "")[-2000:]
     run.trace.write("decision_point", step=step, key=f"{step}:questioner:decision", kind=kind, detail=detail,
                     worker_words=worker_words)
@@ -54,6 +54,7 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
                         decision_point=kind, context=context, **({"truncated": len(typed)} if cut else {}))
         if text.lower() in STOP_WORDS:
             return {"end_reason": "stopped by the person at the prompt", "decision": {"kind": kind, "detail": detail},
+                    "pending_decision": None,
                     "last_event": f"step {step}: {kind} — the person stopped the run"}
         question, source = text, "human"
     elif mode == "auto":
@@ -90,6 +91,7 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
     return {
         **spent,
         "messages": messages, "decision": {"kind": kind, "detail": detail}, "worker_stopped": False,
+        "pending_decision": None, "steps_since_eval": 0,
         "words_since_question": "", "evals_since_gain": 0, "incorrect_streak": 0,
         "asked": [*(state.get("asked") or []), bank_id or question] if question else list(state.get("asked") or []),
         "last_question": question or state.get("last_question", ""),

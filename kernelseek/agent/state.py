@@ -41,6 +41,9 @@ class State(TypedDict, total=False):
     asked: list[str]  # questions asked so far (bank ids, or the text of human questions)
     last_question: str
     decision: dict[str, str] | None  # the decision point being handled
+    pending_decision: dict[str, str] | None  # {kind, detail}: detected once by the worker or harness node, read
+    #                                         by the router and the questioner, cleared by the questioner
+    steps_since_eval: int  # worker steps since the last evaluation (the no_evaluation decision point)
     last_event: str  # one line for the live view
     end_reason: str | None
     bank_note: str | None  # why the bank's statistics could not be updated, if they could not
@@ -52,5 +55,6 @@ def initial_state(run_dir: str) -> State:
     return State(run_dir=run_dir, step=0, messages=[], pending_eval=None, worker_stopped=False, worker_words="",
                  words_since_question="", n_candidates=1, last_candidate=0, last_sha=None, best=None, start_speedup=None,
                  last_report="", evals=0, evals_since_gain=0, incorrect_streak=0, cost_usd=0.0, tokens=0,
-                 unpriced_calls=0, elapsed_s=0.0, asked=[], last_question="", decision=None,
+                 unpriced_calls=0, elapsed_s=0.0, asked=[], last_question="", decision=None, pending_decision=None,
+                 steps_since_eval=0,
                  last_event="started", end_reason=None, bank_note=None, inbox_seen=0, cli_session=None)

@@ -8,7 +8,7 @@ A bank file (`bank/seed.yaml`, `bank/learned-<name>.yaml`) is a mapping:
       - id: ls-launch               # unique across every bank file; letters, digits, '-', '_', '.'
         text: Short question?       # one line, in our own words
         kind: layer_shift           # layer_shift | reject_limit | inform | other
-        fits: [done, plateau]       # decision points: done | claimed_limit | plateau | failing
+        fits: [done, plateau]       # decision points: done | claimed_limit | plateau | failing | no_evaluation
         provenance:                 # where it came from: hand-written, or the sessions' messages
           - {source: hand-written}
           - {source: session, session: RUN_ID, message: EVENT_KEY, seq: 12, step: 4,
