@@ -12,7 +12,8 @@ limit cues (any one)
     no way forward          an impossibility ("cannot", "won't", "not possible", "impossible", "no way",
                             "I don't think", "unable to") in the same sentence as an improvement word
                             ("faster", "further", "improve", "gain", "squeeze", "beat", "reduce", "help");
-                            "no (more) room / headroom", "nothing (left) to gain / do / optimize",
+                            "no (more) room / headroom", "nothing (left) to gain / optimize",
+                            "nothing left to do" (not a bare "nothing to do": a worker with no work),
                             "little left to gain", "diminishing returns", "marginal", "don't see a way
                             around", "exhausted the optimizations", "would require other hardware",
                             "fighting the hardware"
@@ -63,7 +64,7 @@ CUES = [re.compile(p, re.IGNORECASE) for p in (
     rf"doubt)\b.*\b{_IMPROVE}\b",
     rf"\b{_IMPROVE}\b.*\b(is|are|seems?|would be) (not possible|impossible)\b",
     r"\bno (more |further |real |obvious |other )?(room|headroom)\b",
-    r"\bnothing (left |more |else )?to (gain|do|optimi[sz]e|squeeze|improve)\b",
+    r"\bnothing (left |more |else )?to (gain|optimi[sz]e|squeeze|improve)\b", r"\bnothing (left|more|else) to do\b",
     r"\b(little|not much|nothing) (left|more) to (gain|optimi[sz]e|squeeze)\b",
     r"\bdiminishing returns\b",
     r"\bmarginal\b",
