@@ -93,8 +93,8 @@ def run_jobs_on_ray(jobs: list[Job], *, parallel: int, arch: str, address: str |
         resources = cluster.resources()
         gpu = arch in GPU_ARCHS
         if gpu and not resources.get("GPU"):
-            raise EngineError(f"the {cluster.describe()} has no GPU, and runs on {arch} need one each; join a "
-                              "cluster with GPUs (--ray-address) or run on a machine that has one.")
+            raise EngineError(f"{cluster.describe()}: no GPU, and runs on {arch} need one each; join a cluster "
+                              "with GPUs (--ray-address) or run on a machine that has one.")
         need = {"num_cpus": 1, "num_gpus": 1} if gpu else {"num_cpus": 1}
         task = ray.remote(max_calls=1, max_retries=RETRIES, retry_exceptions=False)(drive_run).options(**need)
         board = make_board()

@@ -55,8 +55,8 @@ def judge_on_ray(items: list[tuple[str, dict[str, Any]]], *, parallel: int, arch
     try:
         gpu = arch in GPU_ARCHS
         if gpu and not cluster.resources().get("GPU"):
-            raise EngineError(f"the {cluster.describe()} has no GPU, and judging for {arch} needs one per "
-                              "candidate; join a cluster with GPUs (--ray-address).")
+            raise EngineError(f"{cluster.describe()}: no GPU, and judging for {arch} needs one per candidate; "
+                              "join a cluster with GPUs (--ray-address) or judge on a machine that has one.")
         need = {"num_cpus": 1, "num_gpus": 1} if gpu else {"num_cpus": 1}
         task = ray.remote(max_calls=1, max_retries=RETRIES, retry_exceptions=False)(judge_task).options(**need)
         board = make_board()
