@@ -331,7 +331,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                                          "(default: --seed when given, so `--holdout 24 --seed 1` draws the "
                                          "same 24 scenarios every time; else a fresh one, recorded in the JSON)."),
         parallel: int = typer.Option(None, "--parallel", metavar="N", help="Judge N kernels at once as Ray tasks "
-                                     "(the [ray] extra), one GPU each (one CPU core each for cpu), exactly as "
+                                     "(the kernelseek\\[ray] extra), one GPU each (one CPU core each for cpu), exactly as "
                                      "one kernel is judged alone; on Ray's local cluster or --ray-address's."),
         ray_address: str = typer.Option(None, "--ray-address", help="Join this Ray cluster (HEAD:6379, or auto "
                                         "on a node of it); default $RAY_ADDRESS, else a local cluster. Implies "

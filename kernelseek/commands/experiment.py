@@ -17,7 +17,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
     def experiment_command(
         config: Annotated[Path, typer.Argument(help="The experiment's YAML file (see evals/experiments/cpu_demo.yaml).")],
         out: Annotated[Path | None, typer.Option(help="The experiment's folder (default: <runs>/experiments/<name>).")] = None,
-        parallel: int | None = typer.Option(None, help="Run N at once as Ray tasks (the [ray] extra): one GPU "
+        parallel: int | None = typer.Option(None, help="Run N at once as Ray tasks (the kernelseek\\[ray] extra): one GPU "
                                             "each on GPU targets, one CPU core each on the CPU task, on Ray's "
                                             "local cluster or the one --ray-address names. Without it: one "
                                             "after another."),
