@@ -1,4 +1,4 @@
-"""The command line: `kernelseek eval|scenarios|run|resume|ask|bank|trace|report|experiment`.
+"""The command line: `kernelseek eval|scenarios|run|resume|ask|fork|runs|bank|trace|report|experiment`.
 
 Each command lives in `kernelseek/commands/<name>.py` and registers itself here, so the agent stack is
 imported only by the commands that need it (`kernelseek eval` runs with torch alone).
@@ -26,7 +26,7 @@ trace_app = typer.Typer(help="Read run traces: a timeline of one run, or the ana
 app.add_typer(bank_app, name="bank")
 app.add_typer(trace_app, name="trace")
 
-COMMAND_MODULES = ("eval", "demo", "run", "ask", "bank", "analyze", "experiment")
+COMMAND_MODULES = ("eval", "demo", "run", "ask", "fork", "bank", "analyze", "experiment")
 
 for _name in COMMAND_MODULES:
     try:

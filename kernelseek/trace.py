@@ -14,7 +14,10 @@ and the fields its type requires (further fields are allowed):
 
     run_start       task, kernel, arch, mode ("human" | "auto" | "none"), graph, worker, target, budgets
                     (optional: target_gain, run_id, sandbox: what confines the worker's shell,
-                    run_uuid: the run's unique id, the key of its bank statistics and of bank learning)
+                    run_uuid: the run's unique id, the key of its bank statistics and of bank learning,
+                    fork: in a counterfactual fork, {parent_run, parent_dir, parent_uuid, step, checkpoint_id,
+                    decision_point, replaced (what the parent asked there, or null), question, workspace_from,
+                    best_speedup, evals (the parent's at that step)}; the fork's trace starts at that step)
     model_call      model, prompt_tokens, completion_tokens, cost_usd (float or null when the model
                     has no price), content (the reply text), tool_calls (list of {name, arguments})
     tool_start      name, arguments (dict): written before a tool runs, keyed "<its tool_call's key>:start"; a
@@ -37,7 +40,8 @@ and the fields its type requires (further fields are allowed):
                     for an auto-mode choice also offered (the bank ids offered, best-scored first),
                     reason (one line: why this one), features (the situation's features) and situation
                     ({features, claimed_limit, slow_groups, fast_groups, report_correct,
-                    report_speedup}); see kernelseek/agent/chooser.py)
+                    report_speedup}); see kernelseek/agent/chooser.py;
+                    fork: true on the question a fork asks in place of its parent's)
     human_message   text, decision_point (kind, or "interjection" for a message sent with `kernelseek ask`
                     at no decision point), context ({best_speedup, best, last_report, worker_words})
                     (optional: truncated, the length of a text cut at MAX_MESSAGE_CHARS)

@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from kernelseek.agent import prompts
+from kernelseek.agent import prompts, snapshots
 from kernelseek.agent.decision_points import detect
 from kernelseek.agent.inbox import cap
 from kernelseek.agent.run_store import Run
@@ -35,6 +35,7 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
     kind, detail = (decided["kind"], decided["detail"]) if decided else \
         detect(state, cfg, after_eval=after_eval) or ("done", "the worker ended its turn")  # a checkpoint from before
     worker_words = (state.get("worker_words") or "")[-2000:]
+    snapshots.save(run.dir, run.workspace, step)  # what a fork from this decision point starts from
     run.trace.write("decision_point", step=step, key=f"{step}:questioner:decision", kind=kind, detail=detail,
                     worker_words=worker_words)
     best = prompts.describe_best(state.get("best"))
@@ -84,12 +85,21 @@ def ask(state: State, run: Run, *, after_eval: bool, mode: str | None = None) ->
         run.trace.write("question", step=step, key=f"{step}:questioner:question", text=question, source=source,
                         bank_id=bank_id, question_kind=question_kind, decision_point=kind,
                         **({"chooser": "human"} if source == "human" else chosen))
+    return {**spent, **question_update(state, cfg, kind, detail, question, bank_id, note)}
+
+
+def question_update(state: State, cfg, kind: str, detail: str, question: str,  # noqa: ANN001
+                    bank_id: str | None, note: str = "") -> dict[str, Any]:
+    """The questioner's update: `question` put to the worker (or, when empty, the nudge to continue).
+    `kernelseek fork` writes it into a past checkpoint as this node's update, with another question."""
+    step = state.get("step", 0)
+    best = prompts.describe_best(state.get("best"))
+    if question:
         message = prompts.QUESTION.format(question=question)
     else:
         message = prompts.NUDGE.format(best=best, target=prompts.describe_target(cfg))
     messages = [*(state.get("messages") or []), {"role": "user", "content": message}]
     return {
-        **spent,
         "messages": messages, "decision": {"kind": kind, "detail": detail}, "worker_stopped": False,
         "pending_decision": None, "steps_since_eval": 0,
         "words_since_question": "", "evals_since_gain": 0, "incorrect_streak": 0,

@@ -345,7 +345,13 @@ def describe(e: dict[str, Any]) -> str:
     if t == "run_start":
         goals = ([f"target {e['target']:g}x"] if e.get("target") else []) + \
             ([f"target gain {e['target_gain']:g}x"] if e.get("target_gain") else [])
-        return escape(f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, "
+        fork = e.get("fork")
+        forked = ""
+        if isinstance(fork, dict):  # a counterfactual fork (kernelseek/forks): where it branched and what it replaced
+            replaced = (fork.get("replaced") or {}).get("text")
+            forked = (f"[bold yellow]FORK[/] of run {escape(str(fork.get('parent_run')))} at step {fork.get('step')}, "
+                      "replacing " + (escape(f"“{replaced}”") if replaced else "no question") + " · ")
+        return forked + escape(f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, "
                       f"worker {e['worker']}" + (f" (shell sandbox: {str(e['sandbox']).split(':')[0]})"
                                                  if e.get("sandbox") else "") + ", " + (" or ".join(goals) or "no target"))
     if t == "model_call":
@@ -370,7 +376,8 @@ def describe(e: dict[str, Any]) -> str:
         origin = "human" if e["source"] == "human" else f"bank {e['bank_id']} ({e['question_kind']})"
         if e.get("chooser") and e["source"] != "human":
             origin += f", chosen by {e['chooser']} of {len(e.get('offered') or [])}"
-        line = f"[magenta]asked[/] ({escape(origin)}, at {e['decision_point']}): {escape(e['text'])}"
+        line = f"[magenta]asked[/] ({escape(origin)}, at {e['decision_point']}" + \
+            (", [bold yellow]in the fork's place[/]" if e.get("fork") else "") + f"): {escape(e['text'])}"
         return line + (f"\n      why: {escape(str(e['reason']))}" if e.get("reason") else "")
     if t == "human_message":
         return f"[magenta]typed[/] at {e['decision_point']}: {escape(repr(e['text']))}"

@@ -12,6 +12,21 @@ The script (YAML or JSON) is a list of replies, or {"replies": [...]}; each repl
     errors: [rate_limit, rate_limit]          # optional: the first attempts at this reply fail,
                                               # one error per attempt, then it answers
 
+A script may also branch on the question it was asked (a counterfactual fork asks another one):
+
+    replies: [...]                            # the main line
+    after_question:                           # when a question contains TEXT (case-insensitive),
+      - contains: "launch"                    # the replies after it come from this list instead
+        replies: [...]
+      - contains: "Continue."                 # (the nudge given when no question is asked)
+        replies: [...]
+
+The latest question or nudge in the conversation that some branch's `contains` matches picks the branch;
+reply i of the branch answers the request that holds i assistant messages after that question.
+
+With $KERNELSEEK_SCRIPTED_LOG set, every request appends one JSON line {script, reply, branch} to that
+file, so a test can count the calls the model got.
+
 Reply i answers the request whose conversation already holds i assistant messages (counting the turns a
 trim note says were left out, `kernelseek.agent.trim`), so a request replayed after a crash gets the same
 reply (the position comes from the conversation, not from a counter in the process). `errors` simulates
@@ -24,7 +39,9 @@ price, so runs count it by tokens. Everything the model drives is real: only its
 from __future__ import annotations
 
 import json
+import os
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +51,7 @@ PROVIDER = "scripted"
 ERRORS = {"rate_limit": "RateLimitError", "server_error": "InternalServerError", "unavailable": "ServiceUnavailableError",
           "timeout": "Timeout", "connection": "APIConnectionError", "auth": "AuthenticationError",
           "bad_request": "BadRequestError"}
-_ATTEMPTS: dict[tuple[str, int], int] = {}  # (script, reply index) -> failed attempts so far, in this process
+_ATTEMPTS: dict[tuple[str, int, str | None], int] = {}  # (script, reply index, branch) -> failed attempts so far, in this process
 
 
 class ScriptError(ValueError):
@@ -51,16 +68,70 @@ def load_script(path: str | Path) -> list[dict[str, Any]]:
     except Exception as error:  # noqa: BLE001 - any parse error becomes one sentence
         raise ScriptError(f"{path}: the model script cannot be parsed ({str(error).splitlines()[0]}).") from None
     replies = data.get("replies") if isinstance(data, dict) else data
+    _check_replies(path, replies)
+    branches = data.get("after_question") or [] if isinstance(data, dict) else []
+    if not isinstance(branches, list) or not all(isinstance(b, dict) and isinstance(b.get("contains"), str)
+                                                 and b["contains"] for b in branches):
+        raise ScriptError(f"{path}: 'after_question' must list branches, each with 'contains' (a text) and "
+                          "'replies'.")
+    for branch in branches:
+        _check_replies(path, branch.get("replies"), f"the branch '{branch['contains']}': ")
+    _BRANCHES[str(path)] = branches
+    return replies
+
+
+_BRANCHES: dict[str, list[dict[str, Any]]] = {}  # script path -> its after_question branches (set by load_script)
+
+
+def _check_replies(path: Path, replies: Any, where: str = "") -> None:
     if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
-        raise ScriptError(f"{path}: a model script is a list of replies (each with content and/or tool_calls).")
+        raise ScriptError(f"{path}: {where}a model script is a list of replies (each with content and/or tool_calls).")
     for number, reply in enumerate(replies):
         errors = reply.get("errors") or []
         if not isinstance(errors, list) or any(e not in ERRORS for e in errors):
             raise ScriptError(f"{path}: reply {number}: 'errors' must be a list of {', '.join(ERRORS)}.")
         for call in reply.get("tool_calls") or []:
             if not isinstance(call, dict) or "name" not in call:
-                raise ScriptError(f"{path}: reply {number} has a tool call without a name.")
-    return replies
+                raise ScriptError(f"{path}: {where}reply {number} has a tool call without a name.")
+
+
+def _asked(message: dict[str, Any]) -> bool:
+    from kernelseek.agent.prompts import NUDGE, QUESTION
+
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and \
+        content.startswith((QUESTION.split("{")[0], NUDGE.split("{")[0]))
+
+
+def pick_reply(model: str, messages: list[dict[str, Any]]) -> tuple[int, str | None, dict[str, Any]]:
+    """(index, branch or None, reply) for a request: the branch of the latest matching question, else the
+    main line at the conversation's count of assistant messages."""
+    replies = load_script(model)
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if not _asked(message):
+            continue
+        branch = next((b for b in _BRANCHES.get(str(Path(model)), [])
+                       if b["contains"].lower() in message["content"].lower()), None)
+        if branch is None:
+            continue
+        index = sum(1 for m in messages[position + 1:] if m.get("role") == "assistant")
+        if index >= len(branch["replies"]):
+            raise ScriptError(f"{model}: the branch '{branch['contains']}' has {len(branch['replies'])} replies and "
+                              f"request {index + 1} after its question asked for another; add replies.")
+        return index, branch["contains"], branch["replies"][index]
+    index = sum(1 for m in messages if m.get("role") == "assistant") + dropped_turns(messages)
+    if index >= len(replies):
+        raise ScriptError(f"{model}: the model script has {len(replies)} replies and request "
+                          f"{index + 1} asked for another; add replies or lower the step budget.")
+    return index, None, replies[index]
+
+
+def _log(model: str, index: int, branch: str | None) -> None:
+    log = os.environ.get("KERNELSEEK_SCRIPTED_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"script": model, "reply": index, "branch": branch}) + "\n")
 
 
 def _error(litellm_module, name: str, model: str) -> Exception:  # noqa: ANN001
@@ -82,19 +153,15 @@ def _handler_class(litellm_module):  # noqa: ANN001, ANN202
     class ScriptedLLM(CustomLLM):
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # noqa: ANN201
             model_response = kwargs.get("model_response") or args[3]
-            replies = load_script(model)
-            index = sum(1 for m in messages if m.get("role") == "assistant") + dropped_turns(messages)
-            if index >= len(replies):
-                raise ScriptError(f"{model}: the model script has {len(replies)} replies and request "
-                                  f"{index + 1} asked for another; add replies or lower the step budget.")
-            reply = replies[index]
+            index, branch, reply = pick_reply(model, messages)
+            _log(model, index, branch)
             failures = reply.get("errors") or []
-            attempt = _ATTEMPTS.get((model, index), 0)
+            attempt = _ATTEMPTS.get((model, index, branch), 0)
             if attempt < len(failures):
-                _ATTEMPTS[(model, index)] = attempt + 1
+                _ATTEMPTS[(model, index, branch)] = attempt + 1
                 raise _error(litellm_module, str(failures[attempt]), model)
             calls = [ChatCompletionMessageToolCall(
-                id=f"call_{index}_{i}", type="function",
+                id=f"call_{index}_{i}" + (f"_{zlib.crc32(branch.encode()):x}" if branch else ""), type="function",
                 function=Function(name=c["name"], arguments=json.dumps(c.get("arguments") or {})))
                 for i, c in enumerate(reply.get("tool_calls") or [])]
             if reply.get("sleep_s"):
