@@ -33,7 +33,9 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         (kernelseek: questions; tool_rich: extra tools, no questions; no_question: neither) and the repeats with
         their seeds. Runs are resumable: run the same command again after Ctrl-C, a crash or a kill and it
         continues where it stopped, never repeating a finished run. Writes table.md, results.json, curves.png
-        and index.html in the experiment's folder.
+        and index.html in the experiment's folder. A config with a `forks:` section instead forks a recorded
+        run at its decision points, N forks per question kind with the same budget after the fork point, and
+        compares their gains per kind (kernelseek/experiment/forks.py; evals/experiments/cpu_forks.yaml).
 
         With --parallel N each run is a Ray task; a lost worker or node makes Ray run it again, resuming from
         its last checkpoint. Run folders are written by the tasks, so on a cluster the experiment's folder
@@ -43,6 +45,11 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             kernelseek experiment evals/experiments/flash_attn_sm90.yaml --parallel 8 --ray-address HEAD:6379 \
                 --out /shared/experiments/flash_attn_sm90
         """
+        from kernelseek.experiment.forks import is_forks_experiment
+
+        if is_forks_experiment(config):  # a `forks:` section: counterfactual forks of a recorded run
+            _forks(config, out, parallel, ray_address, report_only)
+            return
         from kernelseek.agent.configuration import ConfigError
         from kernelseek.experiment.config import ExperimentConfigError, load_experiment
         from kernelseek.experiment.report import write_report
@@ -91,6 +98,64 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             again = "without --report-only to run them" if report_only else "again to continue them"
             console.print(f"[yellow]{len(missing)} run(s) not finished[/]; run the same command {again}.")
             raise typer.Exit(1)
+
+
+def _forks(config: Path, out: Path | None, parallel: int | None, ray_address: str | None, report_only: bool) -> None:
+    from rich.markup import escape
+
+    from kernelseek.agent.configuration import ConfigError
+    from kernelseek.agent.run_store import Run, default_runs_dir
+    from kernelseek.engine import EngineError, no_ray_line, ray_available
+    from kernelseek.experiment.config import ExperimentConfigError
+    from kernelseek.experiment.forks import collect_forks, load_forks_experiment, prepare_forks
+    from kernelseek.experiment.forks_report import rows_of, write_forks_report
+    from kernelseek.experiment.runner import check_parallel
+    from kernelseek.forks import ForkError
+
+    try:
+        experiment = load_forks_experiment(config)
+        arch = Run(experiment.run).config.arch
+        check_parallel(parallel, arch)
+        folder = Path(out) if out else default_runs_dir() / "experiments" / experiment.name
+        jobs = prepare_forks(experiment, folder, create=not report_only)
+    except (ExperimentConfigError, ConfigError, ForkError) as error:
+        console.print(f"[red]error:[/] {escape(str(error))}")
+        raise typer.Exit(2) from None
+    done = [j for j in jobs if j.state == "finished"]
+    console.print(f"forks experiment [bold]{experiment.name}[/] in {folder}: {len(jobs)} forks of run "
+                  f"{experiment.run.name} (steps {', '.join(map(str, experiment.at))} × {len(experiment.kinds)} kinds × "
+                  f"{experiment.repeats} repeats), {len(done)} finished already")
+    use_ray = (parallel is not None or ray_address is not None) and ray_available()
+    if (parallel or 1) > 1 and not ray_available():
+        console.print(no_ray_line("runs", parallel), style="yellow", markup=False)
+    interrupted = False
+    if not report_only and len(done) < len(jobs):
+        try:
+            _run(jobs, parallel or 1, arch, use_ray=use_ray, address=ray_address)
+        except KeyboardInterrupt:
+            interrupted = True
+        except EngineError as error:
+            console.print(f"[red]error:[/] {escape(str(error))}")
+            raise typer.Exit(2) from None
+    metrics, missing = collect_forks(experiment, jobs)
+    results = write_forks_report(experiment, metrics, folder, missing=missing)
+    extra = results["per_kind"] if len(experiment.at) > 1 else []
+    head, rows = rows_of(results["per_point"] + extra, experiment.within_evals)
+    table = Table(title="per decision point and question kind (medians over repeats)")
+    for column in head:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    console.print(table)
+    console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
+    if interrupted:
+        console.print("[yellow]interrupted[/]; run the same command again to continue the unfinished forks.")
+        raise typer.Exit(130)
+    if missing:
+        for job in (j for j in jobs if j.result.startswith("failed")):
+            console.print(f"[red]{escape(job.label)}[/] {escape(job.result)}")
+        console.print(f"[yellow]{len(missing)} fork(s) not finished[/]; run the same command again to continue them.")
+        raise typer.Exit(1)
 
 
 def _run(jobs: list[Any], parallel: int, arch: str, *, use_ray: bool, address: str | None) -> None:

@@ -149,18 +149,29 @@ def _list(parent: Any, points: list[Any]) -> None:
 
 def _typed_at_prompt(parent: Any, point: Any) -> dict[str, Any]:
     """Human mode: the decision point as the person would have seen it, then their question."""
+    from rich.console import Group
+    from rich.panel import Panel
+
     from kernelseek.agent import prompts
-    from kernelseek.commands.run import _ask_person
     from kernelseek.forks import question as pick
     from kernelseek.forks.create import parent_state
 
     _, snapshot = parent_state(parent, point.step)
     values = snapshot.values
-    console.print(f"at step {point.step} the run was asked: {escape(point.describe_asked())}")
-    answer = _ask_person(parent, {"step": point.step, "decision_point": point.kind, "detail": point.detail,
-                                  "best": prompts.describe_best(values.get("best")),
-                                  "last_report": values.get("last_report", ""),
-                                  "worker_words": (values.get("worker_words") or "")[-2000:]})
+    console.print(Panel(Group(
+        f"[bold]decision point:[/] {point.kind} — {escape(point.detail)}",
+        f"[bold]at step {point.step} the run was asked:[/] {escape(point.describe_asked())}",
+        f"[bold]best then:[/] {escape(prompts.describe_best(values.get('best')))}",
+        "[bold]last harness report:[/]\n" + escape(values.get("last_report") or "-"),
+        "[bold]the worker's last words:[/]\n" + escape((values.get("worker_words") or "-")[-2000:]),
+        "[dim]Type the question to ask here instead (Enter: ask nothing, only say continue; /stop: fork nothing).[/]",
+    ), title=f"fork run {parent.id} at step {point.step}: your question", expand=False))
+    try:
+        answer = console.input("[bold]question>[/] ")
+    except EOFError:
+        fail("no question came on stdin; type one at the prompt, or give --question, --bank-id or --kind.", 3)
+    if not console.is_terminal:
+        console.print()
     if answer.strip().lower() in ("/stop", "/quit", "/end"):
         fail("nothing forked.", 1)
     return pick.typed(answer)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from pathlib import Path
 from typing import Any
 
 from kernelseek.agent.inbox import cap
@@ -34,11 +35,11 @@ def nothing() -> dict[str, Any]:
     return {"text": "", "source": None, "bank_id": None, "question_kind": NONE}
 
 
-def from_bank(bank_id: str) -> dict[str, Any]:
+def from_bank(bank_id: str, bank_dir: Path | None = None) -> dict[str, Any]:
     from kernelseek.bank import BankError, load_bank
 
     try:
-        questions = load_bank()
+        questions = load_bank(bank_dir)
     except BankError as error:
         raise ForkError(str(error)) from None
     for question in questions:
@@ -47,7 +48,7 @@ def from_bank(bank_id: str) -> dict[str, Any]:
     raise ForkError(f"--bank-id {bank_id}: the bank has no such question; `kernelseek bank list` shows the ids.")
 
 
-def of_kind(kind: str, point: DecisionPoint, *, seed: int = 0) -> dict[str, Any]:
+def of_kind(kind: str, point: DecisionPoint, *, seed: int = 0, bank_dir: Path | None = None) -> dict[str, Any]:
     from kernelseek.bank import BankError, load_bank
 
     if kind not in KINDS:
@@ -55,7 +56,7 @@ def of_kind(kind: str, point: DecisionPoint, *, seed: int = 0) -> dict[str, Any]
     if kind == NONE:
         return nothing()
     try:
-        questions = [q for q in load_bank() if q.kind == kind and not q.flags]
+        questions = [q for q in load_bank(bank_dir) if q.kind == kind and not q.flags]
     except BankError as error:
         raise ForkError(str(error)) from None
     if not questions:
