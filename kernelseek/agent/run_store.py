@@ -11,6 +11,8 @@ directory ($XDG_DATA_HOME or ~/.local/share, then kernelseek/runs): never the re
     best/                the best kernel so far (kernel.<ext>) and its judgement (judgement.json, best.json)
     prompts/             what an external worker CLI was given, one file per turn
     replies/             the built-in worker's model replies, one file per step (a replayed step reuses it)
+    decisions/<step>/    the workspace as it was at each decision point (`snapshots`: what a fork starts from)
+    fork.json            in a fork: its parent, step and replaced question; forks.jsonl: the forks made from it
 """
 
 from __future__ import annotations
