@@ -166,8 +166,10 @@ def after_harness(state: State, runtime: Runtime[RunContext], *, ask: str) -> st
     return ask if state.get("pending_decision") else "worker"
 
 
-def after_question(state: State, runtime: Runtime[RunContext]) -> str:
-    return "finish" if _over(state, runtime) else "worker"
+def after_question(state: State) -> str:
+    # no runtime here: LangGraph's update_state (a fork's first checkpoint, kernelseek/forks) runs this router
+    # without one, so it finds the run through the state's run folder (which every run's state holds)
+    return "finish" if _over(state, None) else "worker"
 
 
 # --- the builder ------------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ def prepare_forks(experiment: ForksExperiment, out: Path, *, create: bool = True
     from kernelseek.forks.family import fork_info
     from kernelseek.forks.points import find_point
 
-    parent = Run.get(experiment.run)
+    parent = Run(experiment.run)
     points = decision_points(parent.trace.path)
     folder = out / "forks"
     folder.mkdir(parents=True, exist_ok=True)

@@ -37,9 +37,9 @@ from kernelseek.forks.points import QUESTIONER, DecisionPoint, ForkError, checkp
 
 def parent_state(parent: Run, step: int) -> tuple[Any, Any]:
     """(graph, snapshot) of the parent's decision point of `step`."""
-    from graphs import load_graph
+    from kernelseek.agent.graph import load_graph
 
-    if not (parent.dir / "checkpoints.sqlite").is_file():
+    if not parent.checkpoints.is_file():
         raise ForkError(f"run {parent.id} has no checkpoints; only a run driven by `kernelseek run` can be forked.")
     graph = load_graph(parent.config.graph, checkpointer=parent.checkpointer())
     if QUESTIONER not in graph.nodes:
@@ -72,11 +72,10 @@ def _config(parent: Run, values: dict[str, Any], *, mode: str | None, seed: int 
         raise ForkError(f"run {parent.id}'s worker is an external CLI that keeps its own conversation "
                         "({session_id}), which cannot be rewound to a past step; fork a run of the built-in worker "
                         "or of a CLI template without {session_id}.")
-    config = Configuration.from_dict(data)
     for name, value in (("--steps", steps), ("--evals", evals), ("--dollars", dollars)):
         if value is not None and value <= 0:
             raise ForkError(f"{name} {value}: the fork's budget after the fork point must be above 0.")
-    return config.validate()
+    return Configuration.from_dict(data).validate()
 
 
 def _restore_workspace(parent: Run, fork_dir: Path, step: int, values: dict[str, Any]) -> str:
@@ -115,7 +114,7 @@ def _copy_candidates(parent: Run, fork_dir: Path, values: dict[str, Any]) -> Non
 
 
 def _copy_checkpoints(parent: Run, dest: Path) -> None:
-    source = sqlite3.connect(parent.dir / "checkpoints.sqlite")
+    source = sqlite3.connect(parent.checkpoints)  # the run's own file, or the Studio server's it was made in
     target = sqlite3.connect(dest)
     try:
         source.backup(target)
@@ -129,8 +128,9 @@ def create_fork(parent: Run, point: DecisionPoint, question: dict[str, Any], *, 
                 steps: int | None = None, evals: int | None = None, dollars: float | None = None) -> Run:
     """Make the fork of `parent` at `point` asking `question` ({text, source, bank_id, question_kind}); it is
     not driven here (`kernelseek resume` or the caller drives it)."""
-    from graphs import load_graph
     from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from kernelseek.agent.graph import load_graph
 
     from kernelseek.agent import questioner, sandbox
 
@@ -150,12 +150,12 @@ def create_fork(parent: Run, point: DecisionPoint, question: dict[str, Any], *, 
         raise ForkError(f"{folder}: a run with this id exists; pick another --run-id.") from None
     for sub in ("workspace", "candidates", "best", "prompts"):
         (folder / sub).mkdir()
-    (folder / "config.json").write_text(json.dumps({**config.to_dict(), "thread_id": parent.thread_id}, indent=1))
+    config.save(folder / "config.json", thread_id=parent.thread_id)
     workspace_from = _restore_workspace(parent, folder, point.step, values)
     snapshots.save(folder, folder / "workspace", point.step)  # a fork of this fork at the same step starts here too
     _copy_candidates(parent, folder, values)
 
-    run = Run.get(folder)
+    run = Run(folder)
     info = {"parent_run": parent.id, "parent_dir": str(parent.dir), "parent_uuid": parent.config.run_uuid,
             "step": point.step, "checkpoint_id": snapshot.config["configurable"]["checkpoint_id"],
             "decision_point": {"kind": point.kind, "detail": point.detail}, "replaced": point.asked,
