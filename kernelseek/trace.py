@@ -41,7 +41,8 @@ and the fields its type requires (further fields are allowed):
                     reason (one line: why this one), features (the situation's features) and situation
                     ({features, claimed_limit, slow_groups, fast_groups, report_correct,
                     report_speedup}); see kernelseek/agent/chooser.py;
-                    fork: true on the question a fork asks in place of its parent's)
+                    fork: true on the question a fork asks in place of its parent's, whose chooser is
+                    "human", "fork:bank-id" or "fork:kind-draw"; kernelseek/forks/question.py)
     human_message   text, decision_point (kind, or "interjection" for a message sent with `kernelseek ask`
                     at no decision point), context ({best_speedup, best, last_report, worker_words})
                     (optional: truncated, the length of a text cut at MAX_MESSAGE_CHARS)

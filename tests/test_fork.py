@@ -199,7 +199,7 @@ def test_forks_experiment_table_and_page(world):
     data["forks"].update(run="parent", kinds=["layer_shift", "inform", "none"], bank=str(BANK))
     config.write_text(yaml.safe_dump(data))
     out = world["base"] / "experiment"
-    done = _cli(world, ["experiment", str(config), "--out", str(out), "--parallel", "2"])
+    done = _cli(world, ["experiment", str(config), "--out", str(out)])
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())
     rows = {s["kind"]: s for s in results["per_point"]}

@@ -182,7 +182,8 @@ def create_fork(parent: Run, point: DecisionPoint, question: dict[str, Any], *, 
     if question["text"]:
         run.trace.write("question", step=step, key=f"{step}:questioner:question", text=question["text"],
                         source=question["source"], bank_id=question["bank_id"],
-                        question_kind=question["question_kind"], decision_point=point.kind, fork=True)
+                        question_kind=question["question_kind"], decision_point=point.kind, fork=True,
+                        chooser=question.get("chooser") or "human")
 
     update = questioner.question_update(values, config, point.kind, point.detail, question["text"], question["bank_id"])
     update |= {"run_dir": str(run.dir), "inbox_seen": 0, "cli_session": None, "end_reason": None,

@@ -6,7 +6,8 @@
                            (the question the parent asked is not drawn again when another one is there);
                            kind "none" asks nothing: the worker is only told to continue
 
-Each returns {text, source, bank_id, question_kind}; text "" means no question.
+Each returns {text, source, bank_id, question_kind, chooser}; text "" means no question. The chooser (recorded
+on the fork's question event, as the questioner records its own) is "human", "fork:bank-id" or "fork:kind-draw".
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ def typed(text: str) -> dict[str, Any]:
     question, _ = cap(text)
     if not question:
         return nothing()
-    return {"text": question, "source": "human", "bank_id": None, "question_kind": None}
+    return {"text": question, "source": "human", "bank_id": None, "question_kind": None, "chooser": "human"}
 
 
 def nothing() -> dict[str, Any]:
-    return {"text": "", "source": None, "bank_id": None, "question_kind": NONE}
+    return {"text": "", "source": None, "bank_id": None, "question_kind": NONE, "chooser": None}
 
 
 def from_bank(bank_id: str, bank_dir: Path | None = None) -> dict[str, Any]:
@@ -44,7 +45,8 @@ def from_bank(bank_id: str, bank_dir: Path | None = None) -> dict[str, Any]:
         raise ForkError(str(error)) from None
     for question in questions:
         if question.id == bank_id:
-            return {"text": question.text, "source": "bank", "bank_id": question.id, "question_kind": question.kind}
+            return {"text": question.text, "source": "bank", "bank_id": question.id, "question_kind": question.kind,
+                    "chooser": "fork:bank-id"}
     raise ForkError(f"--bank-id {bank_id}: the bank has no such question; `kernelseek bank list` shows the ids.")
 
 
@@ -66,4 +68,5 @@ def of_kind(kind: str, point: DecisionPoint, *, seed: int = 0, bank_dir: Path | 
     pool = sorted([q for q in pool if q.id != replaced] or pool, key=lambda q: q.id)
     digest = hashlib.sha256(f"{seed}|{point.step}|{kind}".encode()).digest()
     question = random.Random(int.from_bytes(digest[:8], "big")).choice(pool)
-    return {"text": question.text, "source": "bank", "bank_id": question.id, "question_kind": question.kind}
+    return {"text": question.text, "source": "bank", "bank_id": question.id, "question_kind": question.kind,
+            "chooser": "fork:kind-draw"}
