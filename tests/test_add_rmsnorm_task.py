@@ -102,6 +102,20 @@ def test_a_correct_kernel_passes_either_way_it_forms_h_and_planted_mistakes_fail
         assert judged(scenario, lambda i: kernel_like(i, eps_used=False))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_rounding_h_or_not_passes_against_a_baseline_that_does_the_other(seed):
+    """torch.compile may normalise h in float32 where eager rounds it to bf16 first: a kernel of either
+    kind passes against a baseline of the other, on short rows (few elements) as on long ones."""
+    for name in ("tiny_separate", "tiny_odd", "tiny_inplace", "tiny_large", "decode_h1024_r1", "decode_h4096_r16"):
+        scenario = TASK.find("tiny" if name.startswith("tiny") else "sm90", name)
+        inputs = TASK.make_inputs(scenario, seed, "cpu")
+        reference = TASK.reference(scenario, inputs)
+        for candidate, baseline in ((True, False), (False, True)):
+            allowed = TASK.errors(scenario, kernel_like(inputs, rounded_h=baseline), reference)
+            got = TASK.errors(scenario, kernel_like(inputs, rounded_h=candidate), reference)
+            assert TASK.within_tolerance(got, allowed) is None, (name, candidate)
+
+
 def test_an_empty_scenario_is_checked_without_errors():
     scenario = TASK.find("tiny", "tiny_empty")
     assert judged(scenario, kernel_like) is None

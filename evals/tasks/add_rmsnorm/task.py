@@ -128,8 +128,11 @@ class AddRmsNorm(Task):
         return self.errors(scenario, baseline_adapters.reference_bf16(scenario, inputs), reference)
 
     def within_tolerance(self, errors, allowed):
-        out_atol = 2.0**-10 * max(errors["out_ref_absmax"], 1e-3)
-        rules = [("out_max", 2 * allowed["out_max"] + out_atol), ("out_mean", 2 * allowed["out_mean"] + out_atol / 16)]
+        # one bf16 rounding (2^-8) of the largest output: a kernel may normalise h as stored (rounded to
+        # bf16, as the eager reference does) or h in float32 (as torch.compile may, fusing the round trip
+        # away); either is right, and on a short row the two differ by up to that much more than twice
+        out_atol = 2.0**-8 * max(errors["out_ref_absmax"], 1e-3)
+        rules = [("out_max", 2 * allowed["out_max"] + out_atol), ("out_mean", 2 * allowed["out_mean"] + out_atol / 64)]
         if "residual_max" in errors:
             rules += [("residual_max", 2 * allowed["residual_max"] + 2.0**-12),
                       ("residual_mean", 2 * allowed["residual_mean"] + 2.0**-16)]
