@@ -75,9 +75,11 @@ def test_the_gate_is_on_by_default_only_on_a_gpu_target_with_the_tool(monkeypatc
 
     kernel = tmp_path / "k.cu"
     kernel.write_text("")
-    gpu, cpu = (Configuration(task="t", kernel=str(kernel), arch=arch, model="m") for arch in ("sm90", "cpu"))
+    gpu, cpu, unnamed = (Configuration(task=task, kernel=str(kernel), arch=arch, model="m") for task, arch in
+                         (("flash_attn_fwd", "sm90"), ("flash_attn_fwd", "cpu"), ("no_such_task", "sm90")))
     monkeypatch.setattr(sanitize, "find_sanitizer", lambda env=None: "/opt/cuda/bin/compute-sanitizer")
     assert harness_node.sanitizer_wanted(gpu) and not harness_node.sanitizer_wanted(cpu)
+    assert not harness_node.sanitizer_wanted(unnamed)  # a task without a sanitizer suite is not gated by default
     gpu.sanitize = False
     assert not harness_node.sanitizer_wanted(gpu)
     monkeypatch.setattr(sanitize, "find_sanitizer", lambda env=None: None)

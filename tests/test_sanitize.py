@@ -269,6 +269,18 @@ def test_the_sanitizer_suite_covers_every_feature():
         assert outputs["out"].shape == inputs["q"].shape
 
 
+def test_the_second_gpu_task_names_a_small_sanitizer_suite():
+    task = load_task("add_rmsnorm")
+    for arch in ("sm90", "sm100"):
+        suite = task.sanitizer_scenarios(arch)
+        assert len({s.name for s in suite}) == len(suite)
+        assert {s.params["residual"] for s in suite} == {"separate", "none", "inplace"}
+        assert sum(s.params["rows"] * s.params["hidden"] for s in suite) < 64 << 20
+    for scenario in suite[:3]:
+        inputs = task.make_inputs(scenario, 7, "cpu")
+        task.new_outputs(scenario, inputs, "cpu")
+
+
 def test_a_task_without_a_sanitizer_suite_is_refused():
     with pytest.raises(TaskError, match="names no sanitizer suite"):
         load_task("rmsnorm_cpu").sanitizer_scenarios("cpu")

@@ -92,12 +92,12 @@ def _progress_writer():  # noqa: ANN202
 
 def sanitizer_wanted(config: Any) -> bool:
     """The gate runs when asked (True), never when refused (False), else where it can: a GPU target on a
-    machine with compute-sanitizer."""
+    machine with compute-sanitizer, for a task that names a sanitizer suite."""
     if getattr(config, "sanitize", None) is not None:
         return bool(config.sanitize)
-    from kernelseek.harness.sanitize import GPU_ARCHS, find_sanitizer
+    from kernelseek.harness.sanitize import GPU_ARCHS, find_sanitizer, has_sanitizer_suite
 
-    return config.arch in GPU_ARCHS and find_sanitizer() is not None
+    return config.arch in GPU_ARCHS and find_sanitizer() is not None and has_sanitizer_suite(config.task, config.arch)
 
 
 def _sanitize(run: Run, path: Path, n: int) -> dict[str, Any]:

@@ -243,6 +243,10 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             problem = sanitize_problem(arch)
             if problem:
                 fail(problem + ".")
+            try:
+                loaded.sanitizer_scenarios(arch)
+            except TaskError as error:
+                fail(str(error))
         start = kernel or (repo_root() / loaded.seed)
         if model and model.startswith("scripted/"):
             try:

@@ -87,6 +87,15 @@ def sanitize_problem(arch: str) -> str | None:
     return f"{problem.split(';')[0]}; compute-sanitizer needs the GPU the kernel is for" if problem else None
 
 
+def has_sanitizer_suite(task: str | Path | Task, arch: str) -> bool:
+    """Whether the task names sanitizer scenarios for `arch` (Task.sanitizer_scenarios)."""
+    try:
+        loaded = task if isinstance(task, Task) else load_task(task)
+        return bool(loaded.sanitizer_scenarios(arch))
+    except TaskError:
+        return False
+
+
 @dataclass
 class ToolVerdict:
     tool: str

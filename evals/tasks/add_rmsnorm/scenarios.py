@@ -81,6 +81,16 @@ def tiny() -> list[Scenario]:
             _s("tiny_empty", "tiny", 0, 64)]
 
 
+def sanitize(arch: str) -> list[Scenario]:
+    """Small scenarios of every feature for compute-sanitizer: the tiny ones, decode (a row per CTA), odd and
+    unaligned rows (the kernel's scalar path), strided, no residual, in place, and a prefill shape (a row per
+    warp)."""
+    suite = {s.name: s for s in (sm90() if arch == "sm90" else sm100())}
+    names = ("decode_h4096_r16", "decode_h16384_r1", "odd_h1000_r4096", "unaligned_h1001_r333",
+             "unaligned_h4096_r1000_stride4099", "strided_h4096_r16", "noresidual_h4096_r1", "inplace_h4096_r64")
+    return tiny() + [suite[name] for name in names] + [_s("san_prefill_h1024_r4096", "prefill", 4096, 1024)]
+
+
 def holdout(arch: str, n: int, seed: int) -> list[Scenario]:
     """`n` scenarios drawn from the suite's distribution: a real model's hidden size, rows log-uniform over
     1..65536 (no larger than the suite's largest), the residual separate (most), absent or in place,

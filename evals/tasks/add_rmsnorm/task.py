@@ -36,6 +36,10 @@ class AddRmsNorm(Task):
     def scenarios(self, arch: str) -> list[Scenario]:
         return {"sm90": suites.sm90, "sm100": suites.sm100, "tiny": suites.tiny}[arch]()
 
+    def sanitizer_scenarios(self, arch: str) -> list[Scenario]:
+        """Small scenarios of every feature, for compute-sanitizer: see scenarios.sanitize."""
+        return suites.sanitize(arch)
+
     def holdout(self, arch: str, n: int, seed: int) -> list[Scenario]:
         """A real model's hidden size, random rows, residual kinds, strides, magnitudes: see scenarios.py."""
         return suites.holdout(arch, n, seed)
