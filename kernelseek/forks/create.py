@@ -130,9 +130,8 @@ def create_fork(parent: Run, point: DecisionPoint, question: dict[str, Any], *, 
     not driven here (`kernelseek resume` or the caller drives it)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from kernelseek.agent.graph import load_graph
-
     from kernelseek.agent import questioner, sandbox
+    from kernelseek.agent.graph import load_graph
 
     _, snapshot = parent_state(parent, point.step)
     values = dict(snapshot.values)
