@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -33,11 +34,13 @@ def _print_table(title: str, rows: list[dict]) -> None:
     if not rows:
         console.print(f"{title}: none")
         return
-    table = Table(title=title)
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
     for column in rows[0]:
-        wide = column in ("question", "run")
-        table.add_column(column.replace("_", " "), overflow="fold", no_wrap=not wide,
-                         ratio=1 if wide else None)
+        wide = column == "question"
+        width = max(len(_fmt(row[column])) for row in rows)
+        # a value is never cropped: its column is at least as wide as its widest value (a header may wrap)
+        table.add_column(column.replace("_", " "), overflow="fold", ratio=1 if wide else None,
+                         min_width=None if wide else width)
     for row in rows:
         table.add_row(*(_fmt(v) for v in row.values()))
     console.print(table)
@@ -106,7 +109,11 @@ def analyze_command(
     _print_table(f"questions by kind (large gain: x{threshold:g} within {k} evaluations)", kinds)
     if any(row["chooser"] != "human" for row in choosers):
         _print_table("questions by chooser", choosers)
-    _print_table("runs (plateau step: the last step with a large gain)", per_run)
+    short = {"run": "run", "evaluations": "evals", "wrong": "wrong", "tool_calls": "tools", "questions": "asked",
+             "large_gains": "large", "plateau_step": "plateau", "best_speedup": "best", "cost_usd": "usd"}
+    # (the JSON has every column: steps, model calls, attributed gains ...)
+    _print_table("runs (plateau: the last step with a large gain)",
+                 [{short[k]: v for k, v in row.items() if k in short} for row in per_run])
     _print_table("large gains and the question before them", gains)
     console.print(f"verdict: {judged.line}", highlight=False, soft_wrap=True)
 
