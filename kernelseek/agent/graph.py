@@ -157,7 +157,8 @@ def after_worker(state: State, runtime: Runtime[RunContext], *, ask: str) -> str
         return "harness"
     if _over(state, runtime):
         return "finish"
-    return ask if state.get("pending_decision") else "worker"
+    stopped = "pending_decision" not in state and state.get("worker_stopped")  # a checkpoint from before
+    return ask if state.get("pending_decision") or stopped else "worker"
 
 
 def after_harness(state: State, runtime: Runtime[RunContext], *, ask: str) -> str:
