@@ -24,11 +24,8 @@ candidate if the CLI changed it; a turn that changes nothing counts as the worke
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import signal
-import subprocess
 import uuid
 from typing import Any
 
@@ -38,6 +35,7 @@ from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
 from kernelseek.agent.tools import cap
 from kernelseek.agent.worker import WorkerError, first_messages
+from kernelseek.procs import run_group
 
 
 def cli_step(state: State, run: Run) -> dict[str, Any]:
@@ -61,18 +59,12 @@ def cli_step(state: State, run: Run) -> dict[str, Any]:
     stdin = None if ("{prompt}" in template or "{prompt_file}" in template) else prompt
 
     before = sha256(run.candidate_file) if run.candidate_file.is_file() else None
-    proc = subprocess.Popen(command, shell=True, cwd=run.workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True)
-    try:
-        output, _ = proc.communicate(stdin, timeout=cfg.worker_timeout_s)
-        status = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        output, status = output + f"\n[the worker command ran past {cfg.worker_timeout_s:g} s and was killed]", -9
-    except BaseException:  # Ctrl-C: the CLI runs in its own session, so end it here
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
+    # in a process group of its own: a timeout or Ctrl-C ends the CLI and everything it started
+    done = run_group(command, cfg.worker_timeout_s, input=stdin or "", shell=True, cwd=run.workspace,
+                     merge_stderr=True)
+    output, status = done.stdout, done.status
+    if done.timed_out:
+        output += f"\n[the worker command ran past {cfg.worker_timeout_s:g} s and was killed]"
     if status in (126, 127):
         raise WorkerError(f"the worker command could not be started (exit status {status}): {output.strip()[-200:]}; "
                           "fix --worker-command and resume the run.")

@@ -31,13 +31,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import shutil
 from pathlib import Path
 from typing import Any
 
-from kernelseek.agent import gate, prompts
+from kernelseek.agent import gate, prompts, replay
 from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
 
@@ -117,23 +116,19 @@ def judge_candidate(run: Run, n: int, best: dict | None, *, start: bool = False)
     docstring), then the sanitizer gate if it would become the best; cached by the candidate's content."""
     path = run.candidate_path(n)
     digest = sha256(path)
-    cache = run.dir / "candidates" / f"{n}.result.json"
-    if cache.is_file():
-        cached = json.loads(cache.read_text())
-        if cached.get("sha256") == digest:
-            return cached
-    quick = _judge(run, path, n, quick=True)
-    full = None
-    if quick["correct"] and not gate.clearly_slower(quick, best):
-        full = _judge(run, path, n, quick=False)
-    result = {"sha256": digest, "quick": quick, "full": full}
-    would_be_best = quick["correct"] if start else bool(full and full["correct"] and gate.beats_best(full, best))
-    if would_be_best and sanitizer_wanted(run.config):
-        result["sanitizer"] = _sanitize(run, path, n)
-    partial = cache.with_suffix(".partial")
-    partial.write_text(json.dumps(result, indent=1))
-    os.replace(partial, cache)
-    return result
+
+    def judged() -> dict[str, Any]:
+        quick = _judge(run, path, n, quick=True)
+        full = _judge(run, path, n, quick=False) if quick["correct"] and not gate.clearly_slower(quick, best) \
+            else None
+        result = {"sha256": digest, "quick": quick, "full": full}
+        would_be_best = quick["correct"] if start else bool(full and full["correct"] and gate.beats_best(full, best))
+        if would_be_best and sanitizer_wanted(run.config):
+            result["sanitizer"] = _sanitize(run, path, n)
+        return result
+
+    return replay.once(run.dir / "candidates" / f"{n}.result.json", judged,
+                       valid=lambda kept: kept.get("sha256") == digest)
 
 
 def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:

@@ -17,12 +17,11 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from kernelseek.agent import prompts, snapshots
+from kernelseek.agent import prompts, replay, snapshots
 from kernelseek.agent.decision_points import detect
 from kernelseek.agent.inbox import cap
 from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
-from kernelseek.trace import read_trace
 
 STOP_WORDS = ("/stop", "/quit", "/end")
 
@@ -110,6 +109,4 @@ def question_update(state: State, cfg, kind: str, detail: str, question: str,  #
 
 
 def _recorded(run: Run, key: str) -> dict | None:
-    if not run.trace.has(key):
-        return None
-    return next((e for e in read_trace(run.trace.path) if e["key"] == key), None)
+    return replay.recorded(run.trace, key)

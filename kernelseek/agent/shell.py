@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
+
+from kernelseek.procs import kill_group
 
 GRACE_S = 0.5  # how long output is still read after the command exits (a process that escaped may hold the pipe)
 
@@ -85,10 +86,7 @@ def _pump(proc: subprocess.Popen, out: Bounded, deadline: float) -> bool:
 
 
 def _end_session(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    kill_group(proc)
     proc.wait()
     if proc.stdout is not None:
         proc.stdout.close()

@@ -14,10 +14,9 @@ one that outlasts the retries, ends the run with one sentence, and `kernelseek r
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from kernelseek.agent import inbox, prompts, retry, trim
+from kernelseek.agent import inbox, prompts, replay, retry, trim
 from kernelseek.agent.run_store import Run
 from kernelseek.agent.state import State
 from kernelseek.agent.tools import Tool, ToolContext, call_once
@@ -100,14 +99,13 @@ def model_step(state: State, run: Run, tools: list[Tool]) -> dict[str, Any]:
 def _reply(run: Run, step: int, call: Any) -> dict[str, Any]:
     """The model's reply for this step: asked once, kept in replies/<step>.json before any tool runs, so a
     step replayed after a crash acts on the same reply the trace recorded (and is not paid for twice)."""
+    return replay.once(run.dir / "replies" / f"{step}.json", lambda: _ask(run, step, call))
+
+
+def _ask(run: Run, step: int, call: Any) -> dict[str, Any]:
+    """The model's reply, asked with retries on transient provider errors (each a `model_retry` event)."""
     from kernelseek.models import cost_of
 
-    path = run.dir / "replies" / f"{step}.json"
-    if path.is_file():
-        try:
-            return json.loads(path.read_text())
-        except json.JSONDecodeError:
-            pass  # cut off while being written: ask again
     def retried(attempt: int, error: BaseException, wait: float) -> None:
         run.trace.write("model_retry", step=step, key=f"{step}:worker:retry:{attempt}", attempt=attempt,
                         error=retry.describe(error), wait_s=round(wait, 3))
@@ -122,16 +120,11 @@ def _reply(run: Run, step: int, call: Any) -> dict[str, Any]:
         raise WorkerError(f"the model call to {run.config.model} failed: {retry.describe(error)}") from None
     message = response.choices[0].message
     usage = getattr(response, "usage", None)
-    reply = {"content": message.content or "",
-             "tool_calls": [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or "{}"}
-                            for c in (message.tool_calls or [])],
-             "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-             "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0), "cost_usd": cost_of(response)}
-    path.parent.mkdir(exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(reply))
-    os.replace(partial, path)
-    return reply
+    return {"content": message.content or "",
+            "tool_calls": [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or "{}"}
+                           for c in (message.tool_calls or [])],
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0), "cost_usd": cost_of(response)}
 
 
 def _parse(arguments: str) -> Any:

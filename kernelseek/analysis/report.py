@@ -28,6 +28,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from kernelseek.analysis.claim import totals, verdict  # noqa: E402
 from kernelseek.analysis.graph import (  # noqa: E402
     RunAnalysis,
     analyze_run,
@@ -36,7 +37,6 @@ from kernelseek.analysis.graph import (  # noqa: E402
     kind_table,
     run_table,
 )
-from kernelseek.analysis.claim import totals, verdict  # noqa: E402
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_LARGE  # noqa: E402
 
 KIND_COLOURS = {"layer_shift": "#1f77b4", "reject_limit": "#d62728", "inform": "#2ca02c", "other": "#7f7f7f"}

@@ -49,8 +49,8 @@ from kernelseek.bank.model import (
     questions_of,
     write_bank_file,
 )
-from kernelseek.bank.terms import load_terms
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS, candidates, next_seq, score_question
+from kernelseek.bank.terms import load_terms
 from kernelseek.trace import INTERJECTION, MAX_MESSAGE_CHARS, read_trace, trace_path
 
 DEFAULT_SIMILARITY = 0.75

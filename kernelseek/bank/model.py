@@ -52,7 +52,6 @@ import copy
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +59,7 @@ from typing import Any
 
 import yaml
 
+from kernelseek.files import atomic_write_text
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
 STATS_FILE = "stats.json"
@@ -292,29 +292,6 @@ def questions_of(files: list[BankFile]) -> list[Question]:
 
 
 # --- writing -----------------------------------------------------------------------------------------
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write to a temporary file in the same folder, fsync it, and rename it over `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
 
 def dump_bank(bank: BankFile) -> str:
     return yaml.safe_dump(bank.to_dict(), sort_keys=False, allow_unicode=True, width=100)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kernelseek.bank.model import BankError, aggregate_stats, default_bank_dir, load_bank, load_stats
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS
+from kernelseek.commands.errors import fail as errors_fail
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS, TraceError
 
 console = Console()
@@ -22,9 +23,9 @@ BankDir = Annotated[Path | None, typer.Option("--bank-dir", help="The bank folde
                                                "or the repository's bank/).")]
 
 
-def fail(message: str) -> typer.Exit:
-    errors.print(f"[bold red]error:[/bold red] {message}", highlight=False, soft_wrap=True)
-    return typer.Exit(1)
+def fail(message: str) -> NoReturn:
+    """`errors.fail` with the bank commands' exit status, 1."""
+    errors_fail(message, 1)
 
 
 def resolve_run(run: str) -> Path:

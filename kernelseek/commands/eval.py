@@ -12,18 +12,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kernelseek.commands.errors import fail
 from kernelseek.harness.build import TARGETS, BuildError, build_kernel
 from kernelseek.harness.judge import Judgement, check_out_path, judge
 from kernelseek.harness.task import TaskError, load_task, repo_root
 
 console = Console()
-
-
-def fail(message: str) -> None:
-    from rich.markup import escape
-
-    console.print(f"[red]error:[/] {escape(message)}")
-    raise typer.Exit(2)
 
 
 def infer_task(kernel: Path) -> str:

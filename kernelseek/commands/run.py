@@ -13,14 +13,11 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from kernelseek.commands.errors import fail
+
 console = Console()
 RunsDir = Annotated[Path | None, typer.Option(help="Where runs live (default: $KERNELSEEK_RUNS, else "
                                               "$XDG_DATA_HOME/kernelseek/runs or ~/.local/share/kernelseek/runs).")]
-
-
-def fail(message: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/] {escape(message)}")
-    raise typer.Exit(code)
 
 
 # --- the live view --------------------------------------------------------------------------------

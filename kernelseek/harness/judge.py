@@ -14,7 +14,6 @@ scenario, suite and hold-out. The seed is recorded, so the same sample can be ju
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 import os
 import random
@@ -25,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kernelseek.files import atomic_write_json
 from kernelseek.harness.build import BuildError, build_kernel
 from kernelseek.harness.records import derive_floor
 from kernelseek.harness.runner import JudgementInterrupted, run_scenarios
@@ -64,12 +64,7 @@ class Judgement:
 
     def write(self, path: str | Path) -> Path:
         """Write the JSON atomically (a crash never leaves half a report)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(path.suffix + ".partial")
-        partial.write_text(json.dumps(self.to_dict(), indent=1, default=str))
-        os.replace(partial, path)
-        return path
+        return atomic_write_json(path, self.to_dict())
 
     def suite_results(self) -> list[dict]:
         return [s for s in self.scenarios if not s.get("holdout")]

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelseek.harness.records import RecordError, check_bandwidth, check_event, check_result, derive
+from kernelseek.procs import kill_group
 
 OUTPUT_LIMIT = 64 << 20  # bytes a child may print (stdout and stderr together, to one file)
 LINE_LIMIT = 1 << 20  # the longest record a child may send
@@ -51,7 +52,7 @@ def stop_all() -> None:
     _stop.set()
     with _live_lock:
         for proc in list(_live):
-            _kill(proc)
+            kill_group(proc)
 
 
 atexit.register(stop_all)
@@ -60,16 +61,6 @@ atexit.register(stop_all)
 def _child_setup() -> None:  # runs in the child between fork and exec
     ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT, OUTPUT_LIMIT))
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
 
 
 class _Child:
@@ -108,7 +99,7 @@ class _Child:
         return out
 
     def end(self) -> None:
-        _kill(self.proc)
+        kill_group(self.proc)
         self.proc.wait()
         with _live_lock:
             _live.discard(self.proc)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import signal
 import subprocess
 from pathlib import Path
+
+from kernelseek.procs import run_group
 
 ENV_VARS = {"cuobjdump": "KERNELSEEK_CUOBJDUMP", "ncu": "KERNELSEEK_NCU"}
 
@@ -34,18 +35,10 @@ class Timeout(Exception):
 def run_limited(command: list[str], timeout_s: float, *, cwd: str | Path | None = None,
                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run `command` in its own process group; past `timeout_s` the whole group is killed and Timeout raised."""
-    proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise Timeout(f"{Path(command[0]).name} ran past {timeout_s:g} s and was stopped") from None
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    return subprocess.CompletedProcess(command, proc.returncode, out, err)
+    done = run_group(command, timeout_s, cwd=cwd, env=env)
+    if done.timed_out:
+        raise Timeout(f"{Path(command[0]).name} ran past {timeout_s:g} s and was stopped")
+    return subprocess.CompletedProcess(command, done.status, done.stdout, done.stderr)
 
 
 def last_lines(text: str, n: int = 3, width: int = 300) -> str:

@@ -9,9 +9,10 @@ the worker remembering to write it down. Written atomically: a crash never leave
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
+
+from kernelseek.files import atomic_write_json
 
 OUTCOMES = ("worked", "failed", "note")
 
@@ -42,10 +43,7 @@ class LessonStore:
             if (old.get("step"), old.get("outcome"), old.get("lesson")) == (step, outcome, entry["lesson"]):
                 return old
         lessons.append(entry)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(".partial")
-        partial.write_text(json.dumps(lessons, indent=1))
-        os.replace(partial, self.path)
+        atomic_write_json(self.path, lessons)
         return entry
 
     def recall(self, trace: Path | None = None) -> str:

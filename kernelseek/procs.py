@@ -1,0 +1,49 @@
+"""Running a command in a process group of its own, so that a timeout or Ctrl-C ends all it started."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill the process's whole group (it was started with start_new_session=True); a group already gone is
+    no error."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+@dataclass
+class Finished:
+    status: int  # the exit status (-9 when it was killed at the time limit)
+    stdout: str
+    stderr: str  # empty when stderr was merged into stdout
+    timed_out: bool
+
+
+def run_group(command: str | list[str], timeout_s: float, *, input: str | None = None, shell: bool = False,
+              cwd: str | Path | None = None, env: dict[str, str] | None = None,
+              merge_stderr: bool = False) -> Finished:
+    """Run `command` in its own process group; past `timeout_s` (or on Ctrl-C) the whole group is killed."""
+    proc = subprocess.Popen(command, shell=shell, cwd=cwd, env=env,
+                            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+                            text=True, errors="replace", start_new_session=True)
+    try:
+        out, err = proc.communicate(input, timeout=timeout_s)
+        return Finished(proc.returncode, out, err or "", False)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        return Finished(-9, out or "", err or "", True)
+    except BaseException:
+        kill_group(proc)
+        raise
