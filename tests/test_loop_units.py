@@ -249,9 +249,13 @@ def test_bad_settings_in_the_graphs_context_are_one_sentence(tmp_path, monkeypat
     from graphs.kernelseek import graph
 
     monkeypatch.setenv("KERNELSEEK_RUNS", str(tmp_path / "runs"))
-    for context, sentence in [({"model": "m", "colour": "red"}, "'colour' is not a run setting; the settings are task"),
-                              ({"model": "m", "max_dollars": "lots"}, "--max-dollars 'lots' must be a finite number"),
-                              ({}, "give exactly one worker"), ({"model": "m", "task": "nope"}, "no such task folder")]:
+    for context, sentence in [({"task": "rmsnorm_cpu", "model": "m", "colour": "red"},
+                               "'colour' is not a run setting; the settings are task"),
+                              ({"task": "rmsnorm_cpu", "model": "m", "max_dollars": "lots"},
+                               "--max-dollars 'lots' must be a finite number"),
+                              ({"task": "rmsnorm_cpu"}, "give exactly one worker"),
+                              ({"model": "m"}, "the setting 'task' is missing"),
+                              ({"model": "m", "task": "nope"}, "no such task folder")]:
         with pytest.raises(ConfigError) as failed:
             graph.invoke({}, context=context)
         assert sentence in str(failed.value) and "\n" not in str(failed.value)

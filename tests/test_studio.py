@@ -80,7 +80,7 @@ def test_a_run_started_in_studio_is_resumed_and_reported_from_the_cli(server, tm
     assistant, = client.assistants.search(graph_id="kernelseek")
     schemas = client.assistants.get_schemas(assistant["assistant_id"])
     form = schemas["context_schema"]["properties"]  # Studio's settings form: typed, described, with defaults
-    assert form["task"]["default"] == "rmsnorm_cpu" and form["max_steps"]["default"] == 60
+    assert "task" in schemas["context_schema"]["required"] and form["max_steps"]["default"] == 60
     assert form["mode"]["enum"] == ["human", "auto", "none"]
     assert all(field.get("description") for field in form.values())
     assert set(schemas["input_schema"]["properties"]) == {"run_dir"}
@@ -88,7 +88,8 @@ def test_a_run_started_in_studio_is_resumed_and_reported_from_the_cli(server, tm
     model = script(tmp_path / "s.json", [{"content": "I am done."}])
     thread = client.threads.create()
     final = client.runs.wait(thread["thread_id"], "kernelseek", input={},
-                             context={"model": model, "mode": "human", "judge_start": False, "max_steps": 3})
+                             context={"task": "rmsnorm_cpu", "model": model, "mode": "human", "judge_start": False,
+                                      "max_steps": 3})
     assert client.threads.get_state(thread["thread_id"])["next"] == ["questioner"]  # waiting for a person
     run_dir = Path(final["run_dir"])
     assert run_dir.parent == tmp_path / "runs"
@@ -102,9 +103,11 @@ def test_a_run_started_in_studio_is_resumed_and_reported_from_the_cli(server, tm
     assert shown.returncode == 0 and json.loads(shown.stdout.splitlines()[-1])["type"] == "run_end"
     assert client.threads.get_state(thread["thread_id"])["next"] == []  # the server sees the run's end too
 
-    for context, sentence in [({"model": model, "max_steps": 0}, "--max-steps 0 must be a whole number, at least 1."),
-                              ({"model": model, "runs_dir": str(project / "runs")}, "`langgraph dev` watches"),
-                              ({"task": "no_such_task", "model": model}, "no such task")]:
+    task = {"task": "rmsnorm_cpu", "model": model}
+    for context, sentence in [({**task, "max_steps": 0}, "--max-steps 0 must be a whole number, at least 1."),
+                              ({**task, "runs_dir": str(project / "runs")}, "`langgraph dev` watches"),
+                              ({"model": model}, "the setting 'task' is missing"),
+                              ({**task, "task": "no_such_task"}, "no such task")]:
         with pytest.raises(Exception) as failed:  # noqa: PT011 - the SDK raises a bare Exception
             client.runs.wait(None, "kernelseek", input={}, context=context)
         message = str(failed.value)

@@ -18,7 +18,7 @@ from kernelseek.agent.run_store import Run, default_runs_dir
 
 
 class RunContext(Configuration):
-    task: str = Field("rmsnorm_cpu", description="The task: its folder, or its name under evals/tasks.")
+    task: str = Field(description="The task: its folder, or its name under evals/tasks.")
     kernel: str = Field("", description="The kernel the run starts from (empty: the task's seed kernel).")
     arch: str = Field("", description="The target: sm90, sm100 or cpu (empty: the task's first).")
     run_dir: str | None = Field(None, description="Drive this existing run folder (its own config.json's "

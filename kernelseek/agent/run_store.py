@@ -47,7 +47,7 @@ def default_runs_dir() -> Path:
 def check_run_id(run_id: str) -> str:
     if not RUN_ID.fullmatch(run_id) or set(run_id) == {"."} or len(run_id) > 128:
         raise ConfigError(f"--run-id {run_id!r}: a run id is 1-128 letters, digits, '.', '_' or '-' (not only dots), "
-                          "e.g. rmsnorm-try1.")
+                          "e.g. try-1.")
     return run_id
 
 

@@ -1,7 +1,7 @@
 """An experiment's configuration: a small YAML file.
 
-    name: cpu_demo                   # optional; default: the file's name without .yaml
-    task: rmsnorm_cpu                # a task folder, or a task name under evals/tasks
+    name: my_experiment              # optional; default: the file's name without .yaml
+    task: my_task                    # a task folder, or a task name under evals/tasks
     kernel: null                     # the starting kernel (default: the task's seed)
     arch: cpu                        # default: the task's first target
     model: anthropic/claude-sonnet-4-5    # the built-in worker's model (litellm) ...

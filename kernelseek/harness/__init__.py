@@ -1,7 +1,7 @@
-"""The harness: the one judge. Importable with torch (and cuda-python) alone — no agent stack.
+"""The harness: the one judge. Importable with torch alone — no agent stack.
 
     from kernelseek.harness import judge, build_kernel, load_task
-    verdict = judge("evals/tasks/flash_attn_fwd", "kernels/seeds/flash_attn_fwd.cu", arch="sm90", quick=True)
+    verdict = judge("evals/tasks/<task>", "kernels/seeds/<seed>.cu", arch="sm90", quick=True)
     verdict.correct, verdict.speedup, verdict.reason, verdict.to_dict()
 
 `judge` guards the source, builds it (cached by content), runs every scenario of the suite in a child

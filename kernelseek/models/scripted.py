@@ -1,6 +1,6 @@
 """A scripted model: a litellm custom provider that replays a fixed list of replies and tool calls.
 
-    kernelseek run rmsnorm_cpu --model scripted/path/to/script.yaml
+    kernelseek run TASK --model scripted/path/to/script.yaml
 
 The script (YAML or JSON) is a list of replies, or {"replies": [...]}; each reply is
 
