@@ -9,7 +9,6 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from loop_support import FIXTURES, ROOT, bank_copy, invoke
