@@ -1,7 +1,7 @@
 """`kernelseek experiment CONFIG`: the method's comparison — the question-driven graph beside the graphs it is
 compared with (`graphs/tool_rich.py`, `graphs/no_question.py`) on the same task, harness and budget.
 
-    config.py   the YAML file, checked field by field (one sentence per mistake)
+    config.py   the YAML file: pydantic models of its fields, each mistake one sentence
     runner.py   every (graph, repeat) as an ordinary, resumable run, one child process each, one after another
                 (N at once on Ray: kernelseek/engine/experiment.py)
     child.py    the child: start or resume one run

@@ -29,18 +29,146 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 BUDGETS = ("max_steps", "max_dollars", "max_tokens", "max_wall_s", "max_evals")
-TOP_FIELDS = {"name", "task", "kernel", "arch", "model", "worker_command", "mode", "target", "target_gain",
-              "budgets", "plateau_evals", "failing_evals", "graphs", "repeats", "seeds", "levels", "level_basis",
-              "docs", "model_kwargs", "judge_start"}
-GRAPH_FIELDS = {"model", "worker_command", "model_kwargs"}
+GRAPH_FIELDS = ("model", "worker_command", "model_kwargs")
 MODES = ("auto", "none")
 
 
 class ExperimentConfigError(ValueError):
     """A bad experiment file; the message is one sentence naming the file, the field and the fix."""
+
+
+# --- the file, as pydantic models: types, ranges and unknown keys; the messages are `_sentence`'s ------------
+
+def _finite(value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise PydanticCustomError("finite", "")
+    return value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class Budgets(_Strict):
+    max_steps: int | None = Field(None, gt=0)
+    max_dollars: float | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
+    max_wall_s: float | None = Field(None, gt=0)
+    max_evals: int | None = Field(None, gt=0)
+
+    _check_finite = field_validator("max_dollars", "max_wall_s")(_finite)
+
+
+class GraphEntry(_Strict):
+    model: str | None = None
+    worker_command: str | None = None
+    model_kwargs: dict[str, Any] | None = None
+
+
+class ExperimentFile(_Strict):
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+$")
+    task: str = Field(min_length=1)
+    kernel: str | None = None
+    arch: str | None = None
+    model: str | None = Field(None, min_length=1)
+    worker_command: str | None = None
+    mode: Literal["auto", "none"] = "auto"
+    target: float | None = Field(None, gt=0)
+    target_gain: float | None = Field(None, gt=1)
+    budgets: Budgets | None = None
+    plateau_evals: int = Field(4, ge=1)
+    failing_evals: int = Field(3, ge=1)
+    graphs: list[str] | dict[str, GraphEntry | None] = ["kernelseek", "tool_rich", "no_question"]
+    repeats: int = Field(1, ge=1)
+    seeds: list[int] | None = None
+    levels: list[float] | None = None
+    level_basis: Literal["baseline", "start"] = "baseline"
+    docs: str | list[str] | None = None
+    model_kwargs: dict[str, Any] | None = None
+    judge_start: bool = True
+
+    _check_finite = field_validator("target", "target_gain")(_finite)
+
+    @field_validator("levels")
+    @classmethod
+    def _positive_levels(cls, levels: list[float] | None) -> list[float] | None:
+        if levels and not all(math.isfinite(v) and v > 0 for v in levels):
+            raise PydanticCustomError("levels", "")
+        return levels
+
+    @model_validator(mode="after")
+    def _together(self) -> ExperimentFile:
+        if self.seeds is not None and len(self.seeds) != self.repeats:
+            raise PydanticCustomError("config", f"the field 'seeds' must list {self.repeats} whole numbers, one per "
+                                      "repeat.")
+        return self
+
+
+_FIELD_HINTS = {  # what a value of the wrong shape must be: "the field 'x' must ..."
+    "name": "be letters, digits, '-' and '_' (it names a folder)",
+    "model": "be a model name such as anthropic/claude-sonnet-4-5",
+    "worker_command": "be a command line (a string)",
+    "model_kwargs": "be a mapping of litellm.completion arguments",
+    "budgets": f"be a mapping of {', '.join(BUDGETS)}",
+    "graphs": "be a list of graph names (e.g. [kernelseek, tool_rich, no_question]) or a mapping of graph name "
+              "to its model",
+    "levels": "list positive speedups, e.g. [1.0, 1.1, 1.2]",
+    "docs": "list folders of documents",
+    "judge_start": "be true or false",
+    "seeds": "list whole numbers, one per repeat",
+    "level_basis": "be baseline or start",
+}
+
+
+def _sentence(error: ValidationError, data: dict[str, Any]) -> str:
+    """pydantic's first problem with the file, as one sentence naming the field and the fix."""
+    errors = error.errors()
+    # a union field reports each branch it tried (graphs: a list or a mapping): the deepest one is the mistake
+    first = max((e for e in errors if e["loc"][:1] == errors[0]["loc"][:1]), key=lambda e: len(e["loc"]))
+    kind, value = first["type"], first.get("input")
+    if kind == "config":
+        return first["msg"]
+    types = ("GraphEntry", "Budgets", "none", "str", "int", "float")
+    loc = [str(part) for part in first["loc"] if not isinstance(part, int) and str(part) not in types
+           and not str(part).startswith(("list[", "dict[", "function-"))]
+    where = ".".join(loc)
+    top = loc[0] if loc else ""
+    if top == "graphs" and len(loc) == 3 and loc[2] in _FIELD_HINTS and kind != "extra_forbidden":
+        return f"the field '{where}' must {_FIELD_HINTS[loc[2]]}, not {value!r}."
+    if kind == "extra_forbidden":
+        if top == "budgets":
+            return f"the field '{where}' is unknown; the budgets are {', '.join(BUDGETS)}."
+        if top == "graphs":
+            return f"the field '{'.'.join(loc[:2])}' may hold only {', '.join(GRAPH_FIELDS)} (found {loc[-1]})."
+        return f"the field '{where}' is unknown; the fields are {', '.join(sorted(ExperimentFile.model_fields))}."
+    if kind == "missing" and top == "task":
+        return "the field 'task' is required: a task folder or a task name under evals/tasks."
+    if top == "mode" and value == "human":
+        return ("the field 'mode' is 'human', which an experiment cannot run unattended; use auto (the question "
+                "bank) or run human sessions with `kernelseek run --mode human`.")
+    if top == "mode":
+        return f"the field 'mode' must be one of {', '.join(MODES)}, not {value!r}."
+    if kind == "finite":
+        return f"the field '{where}' must be a finite number, not {value!r}."
+    if kind == "greater_than":
+        bound = first["ctx"]["gt"]
+        return f"the field '{where}' must be above {bound:g}, not {value!r}." if bound else \
+            f"the field '{where}' must be a finite number above 0, not {value!r}."
+    if kind == "greater_than_equal":
+        return f"the field '{where}' must be at least {first['ctx']['ge']:g}, not {value!r}."
+    if len(loc) == 1 and top in _FIELD_HINTS:
+        return f"the field '{top}' must {_FIELD_HINTS[top]}, not {data.get(top, value)!r}."
+    if kind in ("int_type", "int_from_float"):
+        return f"the field '{where}' must be a whole number, not {value!r}."
+    if kind == "float_type":
+        return f"the field '{where}' must be a number, not {value!r}."
+    return f"the field '{where}' is not valid ({first['msg'].lower()}), not {value!r}."
 
 
 @dataclass
@@ -94,51 +222,25 @@ def _fail(path: Path, message: str) -> ExperimentConfigError:
     return ExperimentConfigError(f"{path}: {message}")
 
 
-def _number(path: Path, name: str, value: Any, *, integer: bool = False, minimum: float | None = None,
-            above: float | None = None, optional: bool = True) -> Any:
-    if value is None:
-        if optional:
-            return None
-        raise _fail(path, f"the field '{name}' is required.")
-    kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise _fail(path, f"the field '{name}' must be {'a whole number' if integer else 'a number'}, not {value!r}.")
-    if not math.isfinite(value):
-        raise _fail(path, f"the field '{name}' must be a finite number, not {value!r}.")
-    if minimum is not None and value < minimum:
-        raise _fail(path, f"the field '{name}' must be at least {minimum:g}, not {value!r}.")
-    if above is not None and value <= above:
-        raise _fail(path, f"the field '{name}' must be above {above:g}, not {value!r}.")
-    return value
-
-
 def _resolve(base: Path, value: str) -> str:
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else (base / path).resolve())
 
 
-def _model(base: Path, model: Any, path: Path, where: str) -> str | None:
-    if model is None:
-        return None
-    if not isinstance(model, str) or not model.strip():
-        raise _fail(path, f"the field '{where}' must be a model name such as anthropic/claude-sonnet-4-5.")
-    if model.startswith("scripted/"):
-        script = _resolve(base, model.removeprefix("scripted/"))
-        if not Path(script).is_file():
-            raise _fail(path, f"the field '{where}' names the model script {script}, which does not exist; "
-                        "write it or fix the path (relative to the config file).")
-        return "scripted/" + script
-    return model
+def _model(base: Path, model: str | None, path: Path, where: str) -> str | None:
+    if model is None or not model.startswith("scripted/"):
+        return model
+    script = _resolve(base, model.removeprefix("scripted/"))
+    if not Path(script).is_file():
+        raise _fail(path, f"the field '{where}' names the model script {script}, which does not exist; "
+                    "write it or fix the path (relative to the config file).")
+    return "scripted/" + script
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Read and check an experiment file; raise ExperimentConfigError (one sentence) on any mistake."""
+def read_file(path: Path) -> ExperimentFile:
+    """The file's fields, typed and range-checked (ExperimentConfigError, one sentence, on any mistake)."""
     import yaml
 
-    from kernelseek.harness import TaskError, load_task
-    from kernelseek.harness.task import repo_root
-
-    path = Path(path)
     if not path.is_file():
         raise ExperimentConfigError(f"{path}: no such experiment file; pass a YAML file such as "
                                     "evals/experiments/cpu_demo.yaml.")
@@ -150,60 +252,50 @@ def load_experiment(path: str | Path) -> Experiment:
         raise _fail(path, f"the file is not valid YAML{where}; fix its syntax.") from None
     if not isinstance(data, dict):
         raise _fail(path, "an experiment file is a mapping of fields (task, model, graphs, repeats, ...).")
-    unknown = sorted(set(data) - TOP_FIELDS)
-    if unknown:
-        raise _fail(path, f"the field '{unknown[0]}' is unknown; the fields are {', '.join(sorted(TOP_FIELDS))}.")
+    try:
+        return ExperimentFile(**{key: value for key, value in data.items()})
+    except ValidationError as error:
+        raise _fail(path, _sentence(error, data)) from None
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and check an experiment file; raise ExperimentConfigError (one sentence) on any mistake."""
+    from kernelseek.agent.graph import GRAPHS
+    from kernelseek.harness import TaskError, load_task
+    from kernelseek.harness.task import repo_root
+
+    path = Path(path)
+    file = read_file(path)
     base = path.resolve().parent
 
-    name = data.get("name") or path.stem
-    if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
-        raise _fail(path, f"the field 'name' must be letters, digits, '-' and '_' (it names a folder), not {name!r}.")
-    if not data.get("task"):
-        raise _fail(path, "the field 'task' is required: a task folder or a task name under evals/tasks.")
-    task_ref = str(data["task"])
+    task_ref = file.task
     if not Path(task_ref).is_absolute() and (base / task_ref).is_dir():
         task_ref = str((base / task_ref).resolve())
     try:
         task = load_task(task_ref)
     except TaskError as error:
         raise _fail(path, f"the field 'task': {error}") from None
-    arch = data.get("arch") or task.archs[0]
+    arch = file.arch or task.archs[0]
     if arch not in task.archs:
         raise _fail(path, f"the field 'arch' is {arch!r}, but the task {task.name} has suites for "
                     f"{', '.join(task.archs)}; use one of those.")
-    kernel = _resolve(base, data["kernel"]) if data.get("kernel") else str((repo_root() / task.seed).resolve())
+    kernel = _resolve(base, file.kernel) if file.kernel else str((repo_root() / task.seed).resolve())
     if not Path(kernel).is_file():
         raise _fail(path, f"the field 'kernel' names {kernel}, which does not exist; give the starting kernel's path.")
 
-    model = _model(base, data.get("model"), path, "model")
-    command = data.get("worker_command")
-    if command is not None and not isinstance(command, str):
-        raise _fail(path, "the field 'worker_command' must be a command line (a string).")
-    kwargs = data.get("model_kwargs") or {}
-    if not isinstance(kwargs, dict):
-        raise _fail(path, "the field 'model_kwargs' must be a mapping of litellm.completion arguments.")
-
-    raw_graphs = data.get("graphs", ["kernelseek", "tool_rich", "no_question"])
-    if isinstance(raw_graphs, list):
-        raw_graphs = {g: {} for g in raw_graphs} if all(isinstance(g, str) for g in raw_graphs) else None
-    if not isinstance(raw_graphs, dict) or not raw_graphs:
-        raise _fail(path, "the field 'graphs' must be a list of graph names (e.g. [kernelseek, tool_rich, "
-                    "no_question]) or a mapping of graph name to its model.")
-    from kernelseek.agent.graph import GRAPHS
-
+    model, command, kwargs = _model(base, file.model, path, "model"), file.worker_command, file.model_kwargs or {}
+    entries = {g: None for g in file.graphs} if isinstance(file.graphs, list) else file.graphs
+    if not entries:
+        raise _fail(path, f"the field 'graphs' must {_FIELD_HINTS['graphs']}.")
     graphs = []
-    for gname, spec in raw_graphs.items():
+    for gname, entry in entries.items():
         where = f"graphs.{gname}"
         if gname not in GRAPHS and not (repo_root() / "graphs" / f"{gname}.py").is_file():
             raise _fail(path, f"the field 'graphs' names {gname!r}, which is not a graph under graphs/; use "
                         f"{', '.join(GRAPHS)}.")
-        spec = spec or {}
-        if not isinstance(spec, dict) or set(spec) - GRAPH_FIELDS:
-            bad = sorted(set(spec) - GRAPH_FIELDS) if isinstance(spec, dict) else ["(not a mapping)"]
-            raise _fail(path, f"the field '{where}' may hold only {', '.join(sorted(GRAPH_FIELDS))} "
-                        f"(found {bad[0]}).")
-        g_model = _model(base, spec.get("model"), path, f"{where}.model") if "model" in spec else None
-        g_command = spec.get("worker_command")
+        entry = entry or GraphEntry()
+        g_model = _model(base, entry.model, path, f"{where}.model")
+        g_command = entry.worker_command
         if g_model is None and g_command is None:
             g_model, g_command = model, command
         if bool(g_model) == bool(g_command):
@@ -212,65 +304,26 @@ def load_experiment(path: str | Path) -> Experiment:
         if gname == "tool_rich" and g_command:
             raise _fail(path, f"the graph tool_rich needs the built-in worker ('model' under '{where}' or at the top "
                         "level): its extra tools are offered to that worker, and an external CLI brings its own.")
-        g_kwargs = spec.get("model_kwargs", kwargs)
-        if not isinstance(g_kwargs, dict):
-            raise _fail(path, f"the field '{where}.model_kwargs' must be a mapping.")
-        graphs.append(GraphSpec(gname, g_model, g_command, dict(g_kwargs)))
+        graphs.append(GraphSpec(gname, g_model, g_command, dict(entry.model_kwargs if entry.model_kwargs is not None
+                                                                else kwargs)))
 
-    repeats = _number(path, "repeats", data.get("repeats", 1), integer=True, minimum=1)
-    seeds = data.get("seeds", list(range(repeats)))
-    if not isinstance(seeds, list) or len(seeds) != repeats or not all(isinstance(s, int) and not isinstance(s, bool)
-                                                                       for s in seeds):
-        raise _fail(path, f"the field 'seeds' must list {repeats} whole numbers, one per repeat.")
-
-    mode = data.get("mode", "auto")
-    if mode == "human":
-        raise _fail(path, "the field 'mode' is 'human', which an experiment cannot run unattended; use auto (the "
-                    "question bank) or run human sessions with `kernelseek run --mode human`.")
-    if mode not in MODES:
-        raise _fail(path, f"the field 'mode' must be one of {', '.join(MODES)}, not {mode!r}.")
-    target = _number(path, "target", data.get("target"), above=0)
-    target_gain = _number(path, "target_gain", data.get("target_gain"), above=1)
-
-    budgets = data.get("budgets") or {}
-    if not isinstance(budgets, dict):
-        raise _fail(path, f"the field 'budgets' must be a mapping of {', '.join(BUDGETS)}.")
-    for key, value in budgets.items():
-        if key not in BUDGETS:
-            raise _fail(path, f"the field 'budgets.{key}' is unknown; the budgets are {', '.join(BUDGETS)}.")
-        _number(path, f"budgets.{key}", value, integer=key in ("max_steps", "max_tokens", "max_evals"),
-                above=0)
-    if not any(budgets.get(k) for k in BUDGETS) and target is None and target_gain is None:
+    budgets = (file.budgets or Budgets()).model_dump(exclude_unset=True)
+    if not any(budgets.get(k) for k in BUDGETS) and file.target is None and file.target_gain is None:
         raise _fail(path, "the field 'budgets' sets no limit; give at least max_steps or max_dollars so every run ends.")
-
-    levels = data.get("levels") or []
-    if not isinstance(levels, list) or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0
-                                               for v in levels):
-        raise _fail(path, "the field 'levels' must list positive speedups, e.g. [1.0, 1.1, 1.2].")
-    basis = data.get("level_basis", "baseline")
-    if basis not in ("baseline", "start"):
-        raise _fail(path, f"the field 'level_basis' must be baseline or start, not {basis!r}.")
-    docs = data.get("docs") or []
-    if isinstance(docs, str):
-        docs = [docs]
-    if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
-        raise _fail(path, "the field 'docs' must list folders of documents.")
+    docs = [file.docs] if isinstance(file.docs, str) else list(file.docs or [])
     docs = [_resolve(base, d) for d in docs]
     for folder in docs:
         if not Path(folder).exists():
             raise _fail(path, f"the field 'docs' names {folder}, which does not exist; fix the path (relative to "
                         "the config file).")
-    judge_start = data.get("judge_start", True)
-    if not isinstance(judge_start, bool):
-        raise _fail(path, "the field 'judge_start' must be true or false.")
-    if target_gain is not None and not judge_start:
+    if file.target_gain is not None and not file.judge_start:
         raise _fail(path, "the field 'target_gain' needs judge_start: true (the starting kernel judged).")
-    if basis == "start" and not judge_start:
+    if file.level_basis == "start" and not file.judge_start:
         raise _fail(path, "the field 'level_basis' is start, which needs judge_start: true.")
-    plateau = _number(path, "plateau_evals", data.get("plateau_evals", 4), integer=True, minimum=1)
-    failing = _number(path, "failing_evals", data.get("failing_evals", 3), integer=True, minimum=1)
 
-    return Experiment(path=path.resolve(), name=name, task=str(task.folder), kernel=kernel, arch=arch, graphs=graphs,
-                      repeats=repeats, seeds=seeds, mode=mode, target=target, target_gain=target_gain,
-                      budgets=dict(budgets), plateau_evals=plateau, failing_evals=failing, judge_start=judge_start,
-                      levels=sorted(float(v) for v in levels), level_basis=basis, docs=docs)
+    return Experiment(path=path.resolve(), name=file.name or path.stem, task=str(task.folder), kernel=kernel,
+                      arch=arch, graphs=graphs, repeats=file.repeats,
+                      seeds=file.seeds if file.seeds is not None else list(range(file.repeats)), mode=file.mode,
+                      target=file.target, target_gain=file.target_gain, budgets=budgets,
+                      plateau_evals=file.plateau_evals, failing_evals=file.failing_evals, judge_start=file.judge_start,
+                      levels=sorted(float(v) for v in file.levels or []), level_basis=file.level_basis, docs=docs)
