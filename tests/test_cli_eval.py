@@ -9,6 +9,7 @@ def kernelseek(*args):
     return subprocess.run([sys.executable, "-m", "kernelseek", *args], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU message")
 def test_eval_without_a_gpu_says_so_in_one_sentence():
     result = kernelseek("eval", "kernels/seeds/flash_attn_fwd.cu", "--arch", "sm90")
@@ -17,6 +18,7 @@ def test_eval_without_a_gpu_says_so_in_one_sentence():
     assert "Traceback" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_bad_input_gets_one_sentence():
     result = kernelseek("eval", "no/such/kernel.cu")
     assert result.returncode == 2 and "no such kernel file" in result.stdout
@@ -27,6 +29,7 @@ def test_bad_input_gets_one_sentence():
     assert "Traceback" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_eval_cpu_task_end_to_end(tmp_path):
     out = tmp_path / "r.json"
     result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "cpu", "--quick", "--out", str(out))
@@ -37,6 +40,7 @@ def test_eval_cpu_task_end_to_end(tmp_path):
 @pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
 @pytest.mark.parametrize("kernel", ["kernels/seeds/flash_attn_fwd.cu", "kernels/hopper/flash_attn_fwd.cu",
                                     "kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm.cu"])
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["sm90", "sm100"])
 def test_compile_only_builds_and_reports_resources(kernel, arch):
     if kernel == "kernels/hopper/flash_attn_fwd.cu" and arch != "sm90":

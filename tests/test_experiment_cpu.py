@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from kernelseek.trace import read_trace
@@ -42,6 +43,7 @@ def finished(run: Path) -> bool:
     return trace.is_file() and any(e["type"] == "run_end" for e in read_trace(trace))
 
 
+@pytest.mark.slow
 def test_cpu_demo_experiment_killed_then_finished(tmp_path):
     bank = tmp_path / "bank"
     shutil.copytree(ROOT / "bank", bank)  # the bank's statistics of the repository stay untouched

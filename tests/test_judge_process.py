@@ -104,6 +104,7 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_the_judging_child_dies_with_the_judge(how, tmp_path):
     path, _ = write_fault("hang", tmp_path, cpu=True)

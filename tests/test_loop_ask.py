@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from loop_support import bank_copy, events, invoke, run_cli, script
 
 from kernelseek.agent import questioner
@@ -21,6 +22,7 @@ def _conversation(run) -> list[dict]:
     return load_graph("kernelseek", opened.checkpointer()).get_state(opened.thread()).values["messages"]
 
 
+@pytest.mark.slow
 def test_ask_reaches_a_run_paused_in_human_mode(tmp_path):
     model = script(tmp_path / "script.json", [{"content": "I have finished: it cannot be made faster."},
                                               {"content": "Let me look at the rows."}])

@@ -6,9 +6,11 @@ import json
 import shlex
 import sys
 
+import pytest
 from loop_support import FIXTURES, events, invoke
 
 
+@pytest.mark.slow
 def test_external_cli_worker_end_to_end(tmp_path):
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'fake_cli.py'))} {{prompt_file}} " \
               f"{shlex.quote(str(FIXTURES))}"
@@ -32,6 +34,7 @@ def test_external_cli_worker_end_to_end(tmp_path):
     assert "ks_rmsnorm" in second  # a CLI without a session is given the task again at every turn
 
 
+@pytest.mark.slow
 def test_external_cli_keeps_its_session_and_its_stream_reaches_the_trace(tmp_path):
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'fake_cli.py'))} {{prompt_file}} " \
               f"{shlex.quote(str(FIXTURES))} --stream --session {{session_id}} {{first:--new}}{{resume:--resume}}"

@@ -8,6 +8,7 @@ timing noise."""
 
 from __future__ import annotations
 
+import pytest
 from loop_support import EVALUATE, FIXTURES, events, invoke, script, write
 
 from kernelseek.agent import gate, harness_node
@@ -15,6 +16,7 @@ from kernelseek.agent import gate, harness_node
 KERNEL = "start.cpp"
 
 
+@pytest.mark.slow
 def test_a_faster_candidate_with_a_low_quick_reading_still_becomes_the_best(tmp_path, monkeypatch):
     real = harness_node._judge
     quick_of_start: dict[str, float] = {}

@@ -3,11 +3,13 @@ and context. A run left waiting at its question (stdin closed) is resumed and as
 
 from __future__ import annotations
 
+import pytest
 from loop_support import EVALUATE, events, run_cli, script, write
 
 QUESTION = "What does the timing say about where the time goes, per row?"
 
 
+@pytest.mark.slow
 def test_question_typed_at_the_prompt_is_recorded(tmp_path):
     model = script(tmp_path / "script.json", [
         {"content": "Drop the double precision.", "tool_calls": [write("wrong"), EVALUATE]},

@@ -9,9 +9,11 @@ import subprocess
 import time
 from collections import Counter
 
+import pytest
 from loop_support import CLI, EVALUATE, ROOT, env, events, run_cli, script, shell, write
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume(tmp_path):
     model = script(tmp_path / "script.json", [
         {"content": "Write the fast version.", "tool_calls": [shell("echo step1 >> log.txt"), write("faster")]},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from loop_support import EVALUATE, FIXTURES, bank_copy, events, invoke, script, shell, source, write
 
 from kernelseek.commands.run import describe
@@ -18,6 +19,7 @@ from kernelseek.commands.run import describe
 KERNEL = "start.cpp"  # the workspace's candidate file: the starting kernel's name
 
 
+@pytest.mark.slow
 def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
     model = script(tmp_path / "script.json", [

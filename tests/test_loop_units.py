@@ -223,11 +223,11 @@ def test_an_unchanged_candidate_is_not_judged_again(tmp_path):
 
     run = Run.create(config().validate(), tmp_path / "runs", "same")
     state = {**initial_state(str(run.dir)), "last_sha": sha256(run.candidate_file), "last_report": "correct, 2x",
-             "pending_eval": "call_1", "messages": [{"role": "assistant", "content": "", "tool_calls": []}]}
+             "evaluate": True, "evaluate_call": "call_1", "messages": [{"role": "assistant", "content": "", "tool_calls": []}]}
     update = evaluate(state, run)
     assert "unchanged since candidate 0" in update["messages"][-1]["content"]
     assert update["messages"][-1]["tool_call_id"] == "call_1" and update["last_report"] == "correct, 2x"
-    assert not events(run.dir, "evaluation") if (run.dir / "trace.jsonl").exists() else True
+    assert not (run.dir / "trace.jsonl").exists() or not events(run.dir, "evaluation")
     assert not run.candidate_path(1).exists()
 
 

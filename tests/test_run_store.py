@@ -23,6 +23,7 @@ def config(model: str = "scripted/none.json") -> Configuration:
     return Configuration(task=str(ROOT / "evals" / "tasks" / "rmsnorm_cpu"), kernel=SEED, model=model).validate()
 
 
+@pytest.mark.slow
 def test_runs_live_in_the_user_data_directory_by_default(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert default_runs_dir() == tmp_path / "data" / "kernelseek" / "runs"
@@ -107,6 +108,7 @@ def test_a_corrupted_checkpoint_file_is_named_in_one_sentence(tmp_path):
     assert f"{run / 'checkpoints.sqlite'}: the checkpoint database is corrupted" in said and "Traceback" not in said
 
 
+@pytest.mark.slow
 def test_a_tool_call_that_crashed_the_run_is_not_run_again(tmp_path):
     """`kill -9 $PPID` from an unconfined shell kills the run; on resume the call is answered, not repeated."""
     model = script(tmp_path / "s.json", [

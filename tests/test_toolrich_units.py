@@ -58,6 +58,7 @@ def test_digest_of_a_kernel_that_does_not_build(tmp_path):
     assert code_digest(bad, "cpu", entry_point="ks_rmsnorm").startswith("unavailable: the candidate does not build")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
 def test_gpu_digest_registers_without_cuobjdump_and_sass_with_one(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELSEEK_CUOBJDUMP", str(tmp_path / "missing"))

@@ -45,6 +45,7 @@ def _sleepers(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_scripted_worker_cannot_peek_or_reach_out(tmp_path):
     home = tmp_path / "home"
@@ -171,6 +172,7 @@ def test_without_bubblewrap_the_run_refuses_unless_unconfined(tmp_path, monkeypa
     assert not ok and "bubblewrap (bwrap) is not installed" in text
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_the_compilers_work_in_the_sandbox(tmp_path):
     ctx = tools.ToolContext(tmp_path, timeout_s=120)

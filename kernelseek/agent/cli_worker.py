@@ -80,7 +80,7 @@ def cli_step(state: State, run: Run) -> dict[str, Any]:
     messages += [{"role": "user", "content": prompt}, {"role": "assistant", "content": words or output}]
     return {
         **delivered, **update,
-        "step": step, "messages": messages, "pending_eval": "" if changed else None, "worker_stopped": not changed,
+        "step": step, "messages": messages, "evaluate": changed, "evaluate_call": None, "worker_stopped": not changed,
         "worker_words": words, "words_since_question": (state.get("words_since_question", "") + "\n" + words)[-6000:],
         "last_event": f"step {step}: worker command exited {status}" + (", candidate changed" if changed else ""),
     }

@@ -153,7 +153,7 @@ def after_start(state: State, runtime: Runtime[RunContext]) -> str:
 
 
 def after_worker(state: State, runtime: Runtime[RunContext], *, ask: str) -> str:
-    if state.get("pending_eval") is not None:
+    if state.get("evaluate"):
         return "harness"
     if _over(state, runtime):
         return "finish"

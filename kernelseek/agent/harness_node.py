@@ -218,12 +218,12 @@ def evaluate(state: State, run: Run, *, start: bool = False) -> dict[str, Any]:
 def _answer(state: State, report: str, update: dict[str, Any]) -> dict[str, Any]:
     """Give the report to the worker: as the evaluate call's result, or as a message for a CLI worker."""
     messages = list(state.get("messages") or [])
-    pending = state.get("pending_eval")
+    pending = state.get("evaluate_call")
     if pending:
         messages.append({"role": "tool", "tool_call_id": pending, "content": report})
     elif messages:
         messages.append({"role": "user", "content": "The harness's report on your candidate:\n" + report})
-    return {"messages": messages, "pending_eval": None, "last_report": report, **update}
+    return {"messages": messages, "evaluate": False, "evaluate_call": None, "last_report": report, **update}
 
 
 def _record_outcomes(run: Run) -> None:

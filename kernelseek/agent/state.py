@@ -21,7 +21,8 @@ class State(TypedDict, total=False):
     run_dir: str  # runs/<id>/: configuration, trace, checkpoints, workspace, candidates, best
     step: int  # worker turns so far; trace events are keyed by it
     messages: list[dict[str, Any]]  # the worker's conversation (OpenAI-style message dicts)
-    pending_eval: str | None  # the evaluate call waiting for the harness: its tool_call_id ("" from a CLI)
+    evaluate: bool  # the worker asked for a judgement: the harness node runs next
+    evaluate_call: str | None  # the `evaluate` tool call the report answers (None: an external CLI's turn)
     worker_stopped: bool  # the worker ended its turn without asking for anything
     worker_words: str  # the worker's last words (its last non-empty text)
     words_since_question: str  # what it said since the last question (the claimed-limit detector reads it)
@@ -52,7 +53,7 @@ class State(TypedDict, total=False):
 
 
 def initial_state(run_dir: str) -> State:
-    return State(run_dir=run_dir, step=0, messages=[], pending_eval=None, worker_stopped=False, worker_words="",
+    return State(run_dir=run_dir, step=0, messages=[], evaluate=False, evaluate_call=None, worker_stopped=False, worker_words="",
                  words_since_question="", n_candidates=1, last_candidate=0, last_sha=None, best=None, start_speedup=None,
                  last_report="", evals=0, evals_since_gain=0, incorrect_streak=0, cost_usd=0.0, tokens=0,
                  unpriced_calls=0, elapsed_s=0.0, asked=[], last_question="", decision=None, pending_decision=None,

@@ -86,7 +86,8 @@ def model_step(state: State, run: Run, tools: list[Tool]) -> dict[str, Any]:
     words = content.strip()
     return {
         **delivered,
-        "step": step, "messages": messages, "pending_eval": pending, "worker_stopped": not calls,
+        "step": step, "messages": messages, "evaluate": pending is not None, "evaluate_call": pending,
+        "worker_stopped": not calls,
         "worker_words": words or state.get("worker_words", ""),
         "words_since_question": (state.get("words_since_question", "") + "\n" + words)[-6000:],
         "cost_usd": state.get("cost_usd", 0.0) + (cost or 0.0),
