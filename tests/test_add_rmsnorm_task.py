@@ -193,6 +193,7 @@ def test_the_gpu_baselines_say_why_they_cannot_run_without_a_gpu():
 needs_nvcc = pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
 
 
+@pytest.mark.slow
 @needs_nvcc
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("arch", ["sm90", "sm100"])
@@ -202,6 +203,7 @@ def test_the_kernels_build_for_hopper_and_blackwell_without_spills(kernel, arch)
     assert ctypes.CDLL(built.library).ks_add_rmsnorm  # the entry point is exported (loads without a GPU)
 
 
+@pytest.mark.slow
 @needs_nvcc
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_the_kernels_define_the_entry_point_exactly_as_entry_h_declares_it(kernel, tmp_path):

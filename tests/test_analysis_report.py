@@ -10,6 +10,7 @@ from pathlib import Path
 
 import matplotlib.image as mpimg
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from kernelseek.analysis.report import KIND_COLOURS, PLOT_FILES
@@ -68,6 +69,7 @@ def colour_pixels(image: np.ndarray, hex_colour: str, tolerance: float = 0.02) -
     return int((np.abs(image[..., :3] - rgb).max(axis=-1) < tolerance).sum())
 
 
+@pytest.mark.slow
 def test_report_writes_html_and_plots_with_the_right_content(tmp_path):
     out = tmp_path / "report"
     result = CliRunner().invoke(app, ["report", str(A), "--out", str(out)])
@@ -98,6 +100,7 @@ def test_report_writes_html_and_plots_with_the_right_content(tmp_path):
     assert colour_pixels(cost, "#ff7f0e") > 200
 
 
+@pytest.mark.slow
 def test_report_without_a_report_json_says_so(tmp_path):
     run = tmp_path / "session-a"
     shutil.copytree(A, run)
@@ -131,6 +134,7 @@ def with_holdout(tmp_path: Path) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_report_shows_the_gap_between_suite_and_holdout_for_the_best(tmp_path):
     run = with_holdout(tmp_path)
     result = CliRunner().invoke(app, ["report", str(run)])
@@ -147,6 +151,7 @@ def test_report_shows_the_gap_between_suite_and_holdout_for_the_best(tmp_path):
                                                      "holdout_s77_00_rows0"]
 
 
+@pytest.mark.slow
 def test_a_run_without_holdout_says_none_was_drawn(tmp_path):
     out = tmp_path / "report"
     result = CliRunner().invoke(app, ["report", str(A), "--out", str(out)])

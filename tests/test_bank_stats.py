@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 
+import pytest
 from loop_support import ROOT, bank_copy, events, invoke, script
 
 from kernelseek.agent.configuration import Configuration
@@ -33,6 +34,7 @@ def _auto_run(tmp_path, runs, run_id, *extra):
     return runs / run_id
 
 
+@pytest.mark.slow
 def test_outcomes_are_keyed_by_the_run_uuid_outside_the_repository(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
     before = _git_status()

@@ -38,6 +38,7 @@ def guard_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_an_unchanged_entry_is_used(tmp_path, arch):
     path = kernel(tmp_path, arch, "ks_a")
@@ -46,6 +47,7 @@ def test_an_unchanged_entry_is_used(tmp_path, arch):
     assert not first.cached and again.cached and again.library == first.library
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_planted_library_is_rebuilt_from_the_recorded_source(tmp_path, arch):
     good, other = kernel(tmp_path, arch, "ks_a"), kernel(tmp_path, arch, "ks_b")
@@ -55,6 +57,7 @@ def test_a_planted_library_is_rebuilt_from_the_recorded_source(tmp_path, arch):
     assert "ks_b" not in guard.exported_symbols(library)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("record", ["", "{not json", "[]", '{"files": {}}'])
 def test_a_garbled_build_json_is_a_miss(tmp_path, arch, record):
@@ -64,6 +67,7 @@ def test_a_garbled_build_json_is_a_miss(tmp_path, arch, record):
     rebuilt(path, arch, "ks_a")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("damage", ["truncated", "missing", "object"])
 def test_a_truncated_or_missing_file_is_rebuilt(tmp_path, arch, damage):

@@ -18,6 +18,7 @@ TASK = "rmsnorm_cpu"
 SEED = "kernels/seeds/rmsnorm_cpu.cpp"
 
 
+@pytest.mark.slow
 def test_the_judge_reports_the_fraction_of_the_floor_per_scenario_group_and_suite(tmp_path):
     verdict = judge(TASK, SEED, "cpu", quick=True, seed=2, beside=False)
     assert verdict.correct, verdict.reason
@@ -40,6 +41,7 @@ def test_the_judge_reports_the_fraction_of_the_floor_per_scenario_group_and_suit
     assert "of the memory floor" in verdict.summary()
 
 
+@pytest.mark.slow
 def test_a_task_that_states_no_floor_gets_none(tmp_path):
     folder = tmp_path / "nofloor"
     folder.mkdir()

@@ -33,6 +33,7 @@ def refused(path: Path, arch: str, **kwargs) -> str:
 
 # --- what the host code may call -------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_launcher_calling_the_python_c_api_is_refused(tmp_path, arch):
     path = write(tmp_path, arch, 'extern "C" int PyRun_SimpleString(const char*);\n'
@@ -59,6 +60,7 @@ extern "C" int ks_entry() {
     assert "uses dlopen" in message and "uses dlsym" in message and "loading libraries" in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("how", ["fopen", "open"])
 def test_a_proc_self_mem_writer_is_refused(tmp_path, arch, how):
@@ -71,6 +73,7 @@ def test_a_proc_self_mem_writer_is_refused(tmp_path, arch, how):
     assert f"uses {how}" in message and "opening files" in message
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 inline assembly")
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_raw_syscall_in_inline_assembly_is_refused(tmp_path, arch):
@@ -80,12 +83,14 @@ def test_a_raw_syscall_in_inline_assembly_is_refused(tmp_path, arch):
     assert "raw system call (syscall in ks_entry)" in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_getenv_is_refused(tmp_path, arch):
     path = write(tmp_path, arch, '#include <cstdlib>\nextern "C" int ks_entry() { return std::getenv("HOME") != 0; }\n')
     assert "uses getenv (the environment is off limits" in refused(path, arch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_ordinary_runtime_use_passes(tmp_path, arch):
     path = write(tmp_path, arch, """
@@ -187,6 +192,7 @@ def test_an_absolute_or_local_include_is_refused(tmp_path, arch):
     assert f"{path}:2: includes the local file \"helper.h\"; a kernel is one self-contained file" in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_comments_that_name_cutlass_pass(tmp_path, arch):
     path = write(tmp_path, arch, '// CUTLASS would do this with #include <cutlass/gemm/device/gemm.h>\n'
@@ -197,6 +203,7 @@ def test_comments_that_name_cutlass_pass(tmp_path, arch):
     assert Path(build_kernel(path, arch).library).is_file()
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_the_toolkit_headers_a_kernel_uses_pass(tmp_path):
     path = write(tmp_path, "sm90", "#include <cuda_runtime.h>\n#include <cuda_bf16.h>\n#include <cudaTypedefs.h>\n"
@@ -216,6 +223,7 @@ def test_opened_headers_maps_each_header_to_the_candidates_line():
 
 # --- the entry point, size, bytes -----------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_missing_entry_point_is_named_after_the_build(tmp_path, arch):
     path = write(tmp_path, arch, 'int ks_rmsnorm() { return 0; }\nextern "C" int ks_other() { return 1; }\n')
@@ -234,6 +242,7 @@ def test_a_candidate_over_4_mb_is_refused_before_anything_runs(tmp_path, arch, m
                                    "keep it under that.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_non_utf8_byte_gives_a_normal_verdict(tmp_path, arch):
     good = tmp_path / f"good{TARGETS[arch]['suffix']}"
@@ -260,6 +269,7 @@ def kernelseek(*args):
     return subprocess.run([sys.executable, "-m", "kernelseek", *args], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_compile_only_checks_the_tasks_arch_and_entry_point(tmp_path):
     result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "sm90", "--task", "rmsnorm_cpu",
                         "--compile-only")
@@ -280,6 +290,7 @@ SHIPPED = [("kernels/seeds/rmsnorm_cpu.cpp", "cpu", "ks_rmsnorm"),
              for k in ("kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm.cu") for a in ("sm90", "sm100")]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kernel", "arch", "entry_point"), SHIPPED)
 def test_the_shipped_kernels_pass_the_full_guard(kernel, arch, entry_point):
     built = build_kernel(FIXTURES.parents[1] / kernel, arch, entry_point=entry_point)

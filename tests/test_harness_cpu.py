@@ -10,6 +10,7 @@ from kernelseek.harness import judge
 TASK, SEED = "rmsnorm_cpu", "kernels/seeds/rmsnorm_cpu.cpp"
 
 
+@pytest.mark.slow
 def test_seed_is_correct_and_timed(tmp_path):
     out = tmp_path / "report.json"
     verdict = judge(TASK, SEED, "cpu", quick=True, out=out, seed=1)
@@ -26,6 +27,7 @@ def test_seed_is_correct_and_timed(tmp_path):
     assert set(report["groups"]) == {"cols"}
 
 
+@pytest.mark.slow
 def test_every_fault_fails_with_its_reason_and_the_judge_survives(tmp_path):
     kinds = ["hang", "crash", "nan", "partial", "pointer_cache", "wrong", "clobber", "overrun", "underrun",
              "forge_stdout", "flood"]
@@ -38,6 +40,7 @@ def test_every_fault_fails_with_its_reason_and_the_judge_survives(tmp_path):
         assert expected in reason, (kind, reason)
 
 
+@pytest.mark.slow
 def test_a_crash_costs_one_scenario_and_the_rest_still_run(tmp_path):
     path = tmp_path / "crash_on_one_shape.cpp"
     seed = open(SEED).read().replace("ks_rmsnorm", "seed_impl")

@@ -31,6 +31,7 @@ def test_the_cpu_sampler_is_deterministic_and_within_the_suites_sizes():
     assert len({s.params["cols"] for s in a}) > 15
 
 
+@pytest.mark.slow
 def test_holdout_is_reported_apart_and_leaves_the_suite_speedup_alone(tmp_path):
     out = tmp_path / "r.json"
     verdict = judge(TASK, SEED, "cpu", quick=True, scenarios="rows64_cols1024", seed=2, holdout=3, holdout_seed=9,
@@ -57,6 +58,7 @@ def test_holdout_is_reported_apart_and_leaves_the_suite_speedup_alone(tmp_path):
     assert "3/3 correct" in hidden and "holdout_s" not in hidden and not re.search(r"\b9\b", hidden)
 
 
+@pytest.mark.slow
 def test_a_kernel_wrong_only_off_the_suite_fails_on_the_holdout(tmp_path):
     cols = sorted(suite_cols())
     held = load_task(TASK).holdout("cpu", 3, 21)
@@ -98,6 +100,7 @@ def kernelseek(*args):
     return subprocess.run([sys.executable, "-m", "kernelseek", *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_holdout_with_seed_draws_the_same_sample_and_records_it(tmp_path):
     runs = []
     for name, seeds in (("a", ["--seed", "1"]), ("b", ["--seed", "5", "--holdout-seed", "1"])):
@@ -121,6 +124,7 @@ def test_cli_negative_holdout_gets_one_sentence():
     assert "Traceback" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_scenarios_lists_the_holdout_sample_a_judgement_recorded():
     result = kernelseek("scenarios", TASK, "--arch", "cpu", "--holdout", "3", "--holdout-seed", "9")
     assert result.returncode == 0, result.stdout + result.stderr

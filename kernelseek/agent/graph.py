@@ -87,7 +87,7 @@ def worker(state: State, runtime: Runtime[RunContext], *, tools: Sequence[Tool])
     run = context_of(runtime).run(state)
     update = cli_step(state, run) if run.config.worker_command else model_step(state, run, list(tools))
     merged = {**state, **update}
-    if merged.get("pending_eval") is not None:  # the harness judges next; its node decides
+    if merged.get("evaluate"):  # the harness judges next; its node decides
         return {**update, "steps_since_eval": 0, "pending_decision": None}
     merged["steps_since_eval"] = state.get("steps_since_eval", 0) + 1
     return {**update, "steps_since_eval": merged["steps_since_eval"],
