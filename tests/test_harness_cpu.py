@@ -3,6 +3,7 @@
 import json
 import sys
 
+import pytest
 from faults import write_fault
 
 from kernelseek.harness import judge
