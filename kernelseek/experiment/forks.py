@@ -3,7 +3,7 @@
 For each chosen decision point of one recorded run, N forks per question kind, each with the same budget
 counted from the fork point; what each fork gained within K evaluations is compared per kind. The file:
 
-    name: rmsnorm_forks            # optional; default: the file's name
+    name: my_forks                 # optional; default: the file's name
     forks:
       run: RUN                     # the recorded run: an id under the runs folder, or a folder
       at: [4, 9]                   # its decision points' steps (default: every one)
