@@ -5,9 +5,7 @@ each recorded in the trace."""
 from __future__ import annotations
 
 import json
-import shutil
 
-import pytest
 from loop_support import bank_copy, events, invoke, script
 
 from kernelseek.agent.chooser import POLICY, chooser_model, parse_choice, report_facts, situation_of
