@@ -14,7 +14,8 @@ app = typer.Typer(
     name="kernelseek",
     help="Make an existing CUDA kernel faster with a coding agent that is asked the right questions.\n\n"
     "Start with `kernelseek eval KERNEL --arch sm90` (judge a kernel), `kernelseek run` (optimize one), "
-    "`kernelseek bank list` (the questions) and `kernelseek trace show RUN` (what a run did).",
+    "`kernelseek bank list` (the questions) and `kernelseek trace show RUN` (what a run did); "
+    "`kernelseek init DIR` makes a project folder for your own operators.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -24,9 +25,24 @@ bank_app = typer.Typer(help="The question bank: list, show, and learn from recor
 trace_app = typer.Typer(help="Read run traces: a timeline of one run, or the analysis of several.",
                         no_args_is_help=True)
 app.add_typer(bank_app, name="bank")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kernelseek import __version__
+
+        typer.echo(f"kernelseek {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")) -> None:
+    """Make an existing CUDA kernel faster with a coding agent that is asked the right questions."""
+
 app.add_typer(trace_app, name="trace")
 
-COMMAND_MODULES = ("eval", "demo", "run", "ask", "fork", "bank", "analyze", "experiment")
+COMMAND_MODULES = ("init", "eval", "demo", "run", "ask", "fork", "bank", "analyze", "experiment")
 
 for _name in COMMAND_MODULES:
     try:

@@ -91,6 +91,55 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "run_end": ("reason", "best_speedup", "steps", "cost_usd"),
 }
 COMMON_FIELDS = ("seq", "time", "type", "step", "key")
+
+# The type of each field that the readers (trace show, the analysis, bank learning) rely on: "int" a whole
+# number, "id" a whole number or a string, "num" any number, "str", "bool", "dict", "list"; a trailing "?" allows null.
+FIELD_TYPES: dict[str, dict[str, str]] = {
+    "*": {"seq": "int", "time": "str", "type": "str", "step": "int", "key": "str"},
+    "run_start": {"task": "str", "kernel": "str", "arch": "str", "mode": "str", "graph": "str", "worker": "str?",
+                  "target": "num?", "budgets": "dict"},
+    "model_call": {"model": "str?", "prompt_tokens": "int?", "completion_tokens": "int?", "cost_usd": "num?",
+                   "content": "str?", "tool_calls": "list"},
+    "tool_start": {"name": "str", "arguments": "dict"},
+    "tool_call": {"name": "str", "arguments": "dict", "result": "str?", "ok": "bool"},
+    "evaluation": {"candidate": "id", "parent": "id?", "path": "str", "sha256": "str?", "judgement": "str",
+                   "correct": "bool", "speedup": "num?", "reason": "str?", "best": "bool", "report": "str?"},
+    "decision_point": {"kind": "str", "detail": "str", "worker_words": "str?"},
+    "question": {"text": "str", "source": "str", "bank_id": "str?", "question_kind": "str?",
+                 "decision_point": "str"},
+    "human_message": {"text": "str", "decision_point": "str", "context": "dict?"},
+    "model_retry": {"error": "str", "wait_s": "num"},
+    "run_end": {"reason": "str", "best_speedup": "num?", "steps": "int", "cost_usd": "num?"},
+}
+TYPE_NAMES = {"id": "a candidate id (a whole number or a string)", "int": "a whole number", "num": "a number", "str": "a string", "bool": "true or false",
+              "dict": "an object", "list": "a list"}
+
+
+def _has_type(value: Any, expected: str) -> bool:
+    if expected.endswith("?"):
+        if value is None:
+            return True
+        expected = expected[:-1]
+    if expected == "int":
+        return _whole(value)
+    if expected == "id":
+        return _whole(value) or isinstance(value, str)
+    if expected == "num":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, {"str": str, "bool": bool, "dict": dict, "list": list}[expected])
+
+
+def _type_problem(event: dict) -> str | None:
+    for scope in ("*", event["type"]):
+        for name, expected in FIELD_TYPES.get(scope, {}).items():
+            if name in event and not _has_type(event[name], expected):
+                what = TYPE_NAMES[expected.rstrip("?")] + (" or null" if expected.endswith("?") else "")
+                where = "the field" if scope == "*" else f"the {event['type']} event's field"
+                return f"{where} '{name}' is {json.dumps(event[name], default=str)[:60]}, not {what}"
+    if event["type"] == "model_call" and not all(isinstance(c, dict) and isinstance(c.get("name"), str)
+                                                 for c in event["tool_calls"]):
+        return "the model_call event's tool_calls are not all objects with a name"
+    return None
 HOLDOUT_FIELDS = ("n", "seed", "correct", "speedup")  # an evaluation's optional `holdout` object
 
 
@@ -112,11 +161,14 @@ def validate_event(event: Any) -> str | None:
         if name not in event:
             return f"the field '{name}' is missing"
     kind = event["type"]
-    if kind not in EVENT_FIELDS:
+    if not isinstance(kind, str) or kind not in EVENT_FIELDS:
         return f"the type '{kind}' is unknown (expected one of {', '.join(EVENT_FIELDS)})"
     for name in EVENT_FIELDS[kind]:
         if name not in event:
             return f"the {kind} event lacks the field '{name}'"
+    problem = _type_problem(event)
+    if problem:
+        return problem
     if kind == "decision_point" and event["kind"] not in DECISION_POINTS:
         return f"the decision point kind '{event['kind']}' is unknown"
     if kind == "question" and event["question_kind"] not in (*QUESTION_KINDS, None):

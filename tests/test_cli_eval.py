@@ -14,18 +14,18 @@ def kernelseek(*args):
 def test_eval_without_a_gpu_says_so_in_one_sentence():
     result = kernelseek("eval", "kernels/seeds/flash_attn_fwd.cu", "--arch", "sm90")
     assert result.returncode == 2
-    assert "no usable CUDA GPU" in result.stdout and "--compile-only" in result.stdout
+    assert "no usable CUDA GPU" in result.stderr and "--compile-only" in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 
 @pytest.mark.slow
 def test_bad_input_gets_one_sentence():
     result = kernelseek("eval", "no/such/kernel.cu")
-    assert result.returncode == 2 and "no such kernel file" in result.stdout
+    assert result.returncode == 2 and "no such kernel file" in result.stderr
     result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "sm42")
-    assert result.returncode == 2 and "not a target" in result.stdout
+    assert result.returncode == 2 and "not a target" in result.stderr
     result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "sm90", "--task", "rmsnorm_cpu")
-    assert result.returncode == 2 and "has no sm90 suite" in result.stdout
+    assert result.returncode == 2 and "has no sm90 suite" in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 

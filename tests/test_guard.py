@@ -273,10 +273,10 @@ def kernelseek(*args):
 def test_compile_only_checks_the_tasks_arch_and_entry_point(tmp_path):
     result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "sm90", "--task", "rmsnorm_cpu",
                         "--compile-only")
-    assert result.returncode == 2 and "has no sm90 suite" in result.stdout and "guard passed" not in result.stdout
+    assert result.returncode == 2 and "has no sm90 suite" in result.stderr and "guard passed" not in result.stdout
     path = write(tmp_path, "cpu", 'extern "C" int ks_other() { return 0; }\n')
     result = kernelseek("eval", str(path), "--arch", "cpu", "--task", "rmsnorm_cpu", "--compile-only")
-    assert result.returncode == 2 and "does not export ks_rmsnorm" in " ".join(result.stdout.split())
+    assert result.returncode == 2 and "does not export ks_rmsnorm" in " ".join(result.stderr.split())
     assert "Traceback" not in result.stdout + result.stderr
 
 

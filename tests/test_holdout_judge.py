@@ -120,7 +120,7 @@ def test_cli_holdout_with_seed_draws_the_same_sample_and_records_it(tmp_path):
 
 def test_cli_negative_holdout_gets_one_sentence():
     result = kernelseek("eval", SEED, "--arch", "cpu", "--holdout", "-3")
-    assert result.returncode == 2 and "--holdout -3 must be 0 or more" in result.stdout
+    assert result.returncode == 2 and "--holdout -3 must be 0 or more" in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 
@@ -128,6 +128,6 @@ def test_cli_negative_holdout_gets_one_sentence():
 def test_scenarios_lists_the_holdout_sample_a_judgement_recorded():
     result = kernelseek("scenarios", TASK, "--arch", "cpu", "--holdout", "3", "--holdout-seed", "9")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "hold-out, seed 9" in result.stdout
+    assert "hold-out, seed 9" in result.stderr  # the title; stdout holds the rows
     for s in load_task(TASK).holdout("cpu", 3, 9):
         assert s.name in result.stdout

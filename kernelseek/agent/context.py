@@ -60,7 +60,7 @@ class RunContext(Configuration):
 
     def configuration(self) -> Configuration:
         from kernelseek.harness import TaskError, load_task
-        from kernelseek.harness.task import repo_root
+        from kernelseek.harness.task import seed_kernel
 
         try:
             task = load_task(self.task)
@@ -70,7 +70,7 @@ class RunContext(Configuration):
         if arch not in task.archs:
             raise ConfigError(f"arch {arch}: the task {task.name} has no {arch} suite; use one of "
                               f"{', '.join(task.archs)}.")
-        kernel = Path(self.kernel).expanduser() if self.kernel else repo_root() / task.seed
+        kernel = Path(self.kernel).expanduser() if self.kernel else seed_kernel(task)
         settings = self.model_dump(exclude={"run_dir", "runs_dir", "run_id"})
         return Configuration(**{**settings, "task": str(task.folder), "kernel": str(kernel.resolve()),
                                 "arch": arch}).validate()

@@ -14,7 +14,6 @@ point the worker is only told to go on), and a graph may offer the built-in work
 from __future__ import annotations
 
 import functools
-import importlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,14 +35,11 @@ GRAPHS = ("kernelseek", "tool_rich", "no_question")
 
 
 def load_graph(name: str, checkpointer: Any = None) -> Any:
-    """The compiled graph `graphs/<name>.py` builds."""
-    try:
-        module = importlib.import_module(f"graphs.{name}")
-    except ModuleNotFoundError as error:
-        if error.name != f"graphs.{name}":
-            raise
-        raise ValueError(f"--graph '{name}': there is no graphs/{name}.py; use one of the graphs in graphs/.") from None
-    return module.build(checkpointer=checkpointer)
+    """The compiled graph `graphs/<name>.py` builds: the project's file, else the package's (loaded from the
+    file; no module `graphs` is installed)."""
+    from kernelseek.project import load_graph as load
+
+    return load(name, checkpointer=checkpointer)
 
 
 def timed(node: Callable[..., dict]) -> Callable[..., dict]:

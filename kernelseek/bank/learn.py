@@ -41,7 +41,6 @@ from kernelseek.bank.model import (
     BankError,
     BankFile,
     Question,
-    default_bank_dir,
     load_bank_file,
     load_bank_files,
     merge_into,
@@ -164,7 +163,14 @@ def entry_id(name: str, text: str, taken: set[str]) -> str:
 def learned_bank_path(name: str, bank_dir: str | Path | None = None) -> Path:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_\-]*", name):
         raise BankError(f"the bank name '{name}' is not a word of letters, digits, '-' or '_'; pick another.")
-    return (Path(bank_dir) if bank_dir is not None else default_bank_dir()) / f"learned-{name}.yaml"
+    if bank_dir is None:
+        from kernelseek.project import ProjectError, writable_bank_dir
+
+        try:
+            bank_dir = writable_bank_dir()
+        except ProjectError as error:
+            raise BankError(str(error)) from None
+    return Path(bank_dir) / f"learned-{name}.yaml"
 
 
 def learn(runs: list[str | Path], *, name: str = "humans", bank_dir: str | Path | None = None,

@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -132,11 +133,10 @@ def merge_into(question: Question, fits: list[str], provenance: list[dict[str, A
 
 
 def default_bank_dir() -> Path:
-    """`$KERNELSEEK_BANK` if set, else the `bank/` folder of the repository this package lives in."""
-    env = os.environ.get("KERNELSEEK_BANK")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "bank"
+    """`$KERNELSEEK_BANK` if set, else the project's `bank/`, else the package's (kernelseek/project.py)."""
+    from kernelseek import project
+
+    return project.bank_dir()
 
 
 # --- validation ------------------------------------------------------------------------------------
@@ -175,9 +175,14 @@ def _entry_problem(entry: Any) -> tuple[str, str] | None:
     for name, value in outcomes.items():
         if name not in OUTCOME_FIELDS:
             return ("outcomes", f"has the unknown field '{name}' (expected {', '.join(OUTCOME_FIELDS)})")
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            return ("outcomes", f"has a non-numeric '{name}'")
+        if value is not None and not _count_or_ratio(value):
+            return ("outcomes", f"has '{name}' = {value!r}, which is not a finite number of 0 or more")
     return None
+
+
+def _count_or_ratio(value: Any) -> bool:
+    """A finite number >= 0 (NaN and infinities would poison the policy's means)."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value) and value >= 0
 
 
 def parse_bank(data: Any, path: Path) -> BankFile:
@@ -339,6 +344,11 @@ def load_stats(stats: str | Path | None = None) -> dict[str, Any]:
         for outcome in run["outcomes"]:
             if not isinstance(outcome, dict) or not isinstance(outcome.get("id"), str):
                 raise BankError(f"{path}: run '{run_id}': an outcome lacks its 'id'; restore or delete the file.")
+            for name in ("before", "after", "gain"):
+                value = outcome.get(name)
+                if value is not None and not _count_or_ratio(value):
+                    raise BankError(f"{path}: run '{run_id}': outcome '{outcome['id']}' has '{name}' = {value!r}, "
+                                    "which is not a finite number of 0 or more; restore or delete the file.")
     return data
 
 

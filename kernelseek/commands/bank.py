@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from kernelseek.bank.model import BankError, aggregate_stats, default_bank_dir, load_bank, load_stats
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS
 from kernelseek.commands.errors import fail as errors_fail
+from kernelseek.commands.output import note as side_note
+from kernelseek.commands.output import print_json, print_rows
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS, TraceError
 
 console = Console()
@@ -98,8 +100,12 @@ def list_command(
                                              f"({', '.join(DECISION_POINTS)}).")] = None,
     bank_dir: BankDir = None,
     bank_stats: BankStats = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the questions as JSON, with their statistics.")] = False,
 ) -> None:
-    """Print the bank with its statistics: learned from sessions, and recorded from auto-mode runs."""
+    """Print the bank with its statistics: learned from sessions, and recorded from auto-mode runs.
+
+    On a terminal a table; in a pipe one tab-separated line per question (the whole text) after a header
+    line; --json for scripts."""
     try:
         if kind is not None and kind not in QUESTION_KINDS:
             raise BankError(f"the kind '{kind}' is unknown; use one of {', '.join(QUESTION_KINDS)}.")
@@ -108,13 +114,7 @@ def list_command(
         questions, stats = _load(bank_dir, bank_stats)
     except BankError as error:
         raise fail(str(error)) from None
-    table = Table(title=f"question bank: {bank_dir or default_bank_dir()}", show_lines=False)
-    for column in ("id", "kind", "fits"):
-        table.add_column(column, no_wrap=True)
-    for column in ("asked", "wins", "gain"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("text", overflow="fold", ratio=1, min_width=30)
-    shown = 0
+    rows, records = [], []
     for q in questions:
         if (kind and q.kind != kind) or (fits and fits not in q.fits):
             continue
@@ -122,19 +122,27 @@ def list_command(
         asked = int(q.outcomes.get("asked") or 0) + int(run.get("asked") or 0)
         wins = int(q.outcomes.get("successes") or 0) + int(run.get("successes") or 0)
         gains = [g for g in (q.outcomes.get("mean_gain"), run.get("mean_gain")) if g is not None]
-        mean = f"{sum(gains) / len(gains):.3f}" if gains else "-"
+        mean = sum(gains) / len(gains) if gains else None
         text = q.text + (f"  [flagged: {', '.join(q.flags)}]" if q.flags else "")
-        table.add_row(q.id, q.kind, ",".join(q.fits), str(asked), str(wins), mean, text)
-        shown += 1
-    console.print(table)
-    console.print(f"{shown} of {len(questions)} questions; 'asked' and 'wins' add the human sessions they were "
-                  "learned from to the auto-mode runs recorded in your stats.json; 'gain' is the mean gain after.")
+        rows.append((q.id, q.kind, ",".join(q.fits), asked, wins, "-" if mean is None else f"{mean:.3f}", text))
+        records.append({"id": q.id, "kind": q.kind, "fits": list(q.fits), "text": q.text, "flags": list(q.flags),
+                        "source": q.source, "asked": asked, "wins": wins, "mean_gain": mean,
+                        "learned_outcomes": dict(q.outcomes), "auto_outcomes": dict(run)})
+    if as_json:
+        print_json(records)
+        return
+    print_rows(console, f"question bank: {bank_dir or default_bank_dir()}",
+               ("id", "kind", "fits", "asked", "wins", "gain", "text"), rows, wide=("text",),
+               right=("asked", "wins", "gain"))
+    side_note(console, f"{len(rows)} of {len(questions)} questions; 'asked' and 'wins' add the human sessions they were "
+         "learned from to the auto-mode runs recorded in your stats.json; 'gain' is the mean gain after.")
 
 
 def show_command(
     question_id: Annotated[str, typer.Argument(metavar="ID", help="A question id (see `kernelseek bank list`).")],
     bank_dir: BankDir = None,
     bank_stats: BankStats = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the question as JSON.")] = False,
 ) -> None:
     """Print one question: its text, kind, decision points, provenance and outcome statistics."""
     try:
@@ -147,28 +155,34 @@ def show_command(
         close = difflib.get_close_matches(question_id, list(by_id), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see `kernelseek bank list`."
         raise fail(f"no question has the id '{question_id}'{hint}")
-    console.print(f"[bold]{q.id}[/bold] ({q.source})")
-    console.print(f"  text: {q.text}", highlight=False)
-    console.print(f"  kind: {q.kind}")
-    console.print(f"  fits: {', '.join(q.fits)}")
-    if q.flags:
-        console.print(f"  flagged operator-specific words: {', '.join(q.flags)}")
-    if q.outcomes:
-        console.print("  learned outcomes: " + ", ".join(f"{k}={v}" for k, v in q.outcomes.items()))
     run = stats.get(q.id)
+    if as_json:
+        print_json({"id": q.id, "source": q.source, "text": q.text, "kind": q.kind, "fits": list(q.fits),
+                    "flags": list(q.flags), "learned_outcomes": dict(q.outcomes), "auto_outcomes": dict(run or {}),
+                    "provenance": list(q.provenance)})
+        return
+    say = functools.partial(console.print, highlight=False, markup=False, soft_wrap=True)  # bank text is not markup
+    say(f"{q.id} ({q.source})", style="bold")
+    say(f"  text: {q.text}")
+    say(f"  kind: {q.kind}")
+    say(f"  fits: {', '.join(q.fits)}")
+    if q.flags:
+        say(f"  flagged operator-specific words: {', '.join(q.flags)}")
+    if q.outcomes:
+        say("  learned outcomes: " + ", ".join(f"{k}={v}" for k, v in q.outcomes.items()))
     if run:
-        console.print("  auto-mode outcomes: " + ", ".join(f"{k}={v}" for k, v in run.items()))
-    console.print("  provenance:")
+        say("  auto-mode outcomes: " + ", ".join(f"{k}={v}" for k, v in run.items()))
+    say("  provenance:")
     for p in q.provenance:
         if p.get("source") == "session":
             gain = p.get("gain")
-            console.print(f"    - session {p.get('session')}, message {p.get('message')} (step {p.get('step')}, "
-                          f"{p.get('decision_point')}): \"{p.get('original')}\"; best before {p.get('before')}, "
-                          f"after {p.get('after')}, gain {gain}", highlight=False)
+            say(f"    - session {p.get('session')}, message {p.get('message')} (step {p.get('step')}, "
+                f"{p.get('decision_point')}): \"{p.get('original')}\"; best before {p.get('before')}, "
+                f"after {p.get('after')}, gain {gain}")
             if p.get("worker_words"):
-                console.print(f"      the worker had said: \"{p['worker_words']}\"", highlight=False)
+                say(f"      the worker had said: \"{p['worker_words']}\"")
         else:
-            console.print(f"    - {p.get('source')}")
+            say(f"    - {p.get('source')}")
 
 
 def register(app: typer.Typer, *, bank_app: typer.Typer, trace_app: typer.Typer) -> None:

@@ -6,19 +6,19 @@ from pathlib import Path
 
 import typer
 
+from kernelseek import project
 from kernelseek.commands.eval import console, fail, print_judgement
 from kernelseek.harness.build import BuildError, build_kernel
 from kernelseek.harness.judge import gpu_problem, judge
-from kernelseek.harness.task import repo_root
+from kernelseek.harness.task import load_task, seed_kernel
 
 SHIPPED = {"sm90": "kernels/hopper/flash_attn_fwd.cu", "sm100": "kernels/blackwell/flash_attn_fwd.cu"}
 SEED = "kernels/seeds/flash_attn_fwd.cu"
 
 
 def _kernel_for(arch: str) -> Path:
-    root = repo_root()
-    shipped = root / SHIPPED[arch]
-    return shipped if shipped.is_file() else root / SEED
+    """The shipped kernel for the arch (the project's or the package's), else the seed."""
+    return project.find(SHIPPED[arch]) or project.find(SEED) or Path(SEED)
 
 
 def register(app: typer.Typer, **_: typer.Typer) -> None:
@@ -49,8 +49,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                               f"{built.spills} bytes spilled — compiled, not run")
             except BuildError as error:
                 console.print(f"  [yellow]{kernel} could not be built for {target}[/]: {str(error)[:300]}")
-        root = repo_root()
-        verdict = judge(root / "evals/tasks/rmsnorm_cpu", root / "kernels/seeds/rmsnorm_cpu.cpp", "cpu",
-                        quick=not full, out=out)
+        cpu_task = load_task("rmsnorm_cpu")
+        verdict = judge(cpu_task.folder, seed_kernel(cpu_task), "cpu", quick=not full, out=out)
         print_judgement(verdict)
         raise typer.Exit(0 if verdict.correct else 1)

@@ -8,7 +8,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-_console = Console(soft_wrap=True, highlight=False)  # one unbroken line in a pipe, at any terminal width
+# on stderr, so that stdout holds only a command's output; one unbroken line in a pipe, at any terminal width
+_console = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -12,20 +12,22 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kernelseek import project
 from kernelseek.commands.errors import fail
+from kernelseek.commands.output import print_json, print_rows
 from kernelseek.harness.build import TARGETS, BuildError, build_kernel
 from kernelseek.harness.judge import Judgement, check_out_path, judge
-from kernelseek.harness.task import TaskError, load_task, repo_root
+from kernelseek.harness.task import TaskError, load_task
 
 console = Console()
+errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def infer_task(kernel: Path) -> str:
     """The task whose entry point the kernel defines."""
     text = kernel.read_text(errors="replace")
-    root = repo_root() / "evals" / "tasks"
     matches = []
-    for folder in sorted(p for p in root.iterdir() if (p / "task.py").is_file()):
+    for folder in project.task_folders():
         task = load_task(folder)
         if task.entry_point and task.entry_point in text:
             matches.append(folder.name)
@@ -426,7 +428,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             if len(kernels) > 1:
                 console.rule(str(kernel))
             if isinstance(verdict, str):
-                console.print(f"[red]error:[/] {which}{verdict}")
+                errors.print(f"[red]error:[/] {escape(which + verdict)}")
                 results.append((kernel, None))
                 continue
             if use_ray and outs[kernel]:
@@ -435,14 +437,14 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                 except OSError as error:
                     verdict.write_error = f"the report could not be written to {outs[kernel]}: {error.strerror or error}"
             if not verdict.scenarios:
-                console.print(f"[red]error:[/] {which}{verdict.reason or 'nothing was judged'}")
+                errors.print(f"[red]error:[/] {escape(which + (verdict.reason or 'nothing was judged'))}")
                 results.append((kernel, None))
                 continue
             print_judgement(verdict)
             if verdict.sanitizer:
                 print_sanitizer(verdict.sanitizer)
             if verdict.write_error:
-                console.print(f"[red]error:[/] {verdict.write_error}")
+                errors.print(f"[red]error:[/] {escape(verdict.write_error)}")
             elif outs[kernel]:
                 console.print(f"report: {outs[kernel]}")
             results.append((kernel, verdict))
@@ -463,8 +465,12 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                                     "sample `kernelseek eval --holdout N` judges with the same seed."),
         holdout_seed: int = typer.Option(0, "--holdout-seed", metavar="S", help="The hold-out's seed (a "
                                          "judgement's JSON records it as holdout.seed)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the scenarios as JSON (name, group, quick, params)."),
     ) -> None:
-        """List a task's scenario suite for an arch (what `kernelseek eval` checks and times), or a hold-out sample."""
+        """List a task's scenario suite for an arch (what `kernelseek eval` checks and times), or a hold-out sample.
+
+        On a terminal a table; in a pipe one tab-separated line per scenario after a header line
+        (`kernelseek scenarios flash_attn_fwd | cut -f1` gives the names); --json for scripts."""
         if holdout < 0 or holdout_seed < 0:
             fail(f"--holdout {holdout} and --holdout-seed {holdout_seed} must be 0 or more.")
         try:
@@ -475,13 +481,11 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                 [s for s in loaded.scenarios(arch) if s.quick or not quick]
         except TaskError as error:
             fail(str(error))
+        if as_json:
+            print_json([{"name": s.name, "group": s.group, "quick": s.quick, "params": s.params} for s in suite])
+            return
         what = f"hold-out, seed {holdout_seed}" if holdout else "suite"
-        table = Table(title=f"{loaded.name} · {arch} · {what} · {len(suite)} scenarios")
-        table.add_column("scenario")
-        table.add_column("group")
-        table.add_column("quick")
-        table.add_column("params")
-        for s in suite:
-            params = ", ".join(f"{k}={v}" for k, v in s.params.items() if not isinstance(v, list))
-            table.add_row(s.name, s.group, "✓" if s.quick else "", params)
-        console.print(table)
+        rows = [(s.name, s.group, "yes" if s.quick else "",
+                 ", ".join(f"{k}={v}" for k, v in s.params.items() if not isinstance(v, list))) for s in suite]
+        print_rows(console, f"{loaded.name} · {arch} · {what} · {len(suite)} scenarios",
+                   ("scenario", "group", "quick", "params"), rows, wide=("params",))

@@ -7,9 +7,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
+errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer, **_: typer.Typer) -> None:
@@ -61,7 +63,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             folder = Path(out) if out else default_out(experiment)
             jobs = prepare(experiment, folder, create=not report_only)
         except (ExperimentConfigError, ConfigError) as error:
-            console.print(f"[red]error:[/] {error}")
+            errors.print(f"[red]error:[/] {escape(str(error))}")
             raise typer.Exit(2) from None
         done = [j for j in jobs if j.state == "finished"]
         console.print(f"experiment [bold]{experiment.name}[/] in {folder}: {len(jobs)} runs "
@@ -79,9 +81,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             except KeyboardInterrupt:  # the runs got the same Ctrl-C; each is resumable from its last step
                 interrupted = True
             except EngineError as error:
-                from rich.markup import escape
-
-                console.print(f"[red]error:[/] {escape(str(error))}")
+                errors.print(f"[red]error:[/] {escape(str(error))}")
                 raise typer.Exit(2) from None
         metrics, missing = collect(experiment, jobs)
         write_report(experiment, metrics, folder, missing=missing)
@@ -94,7 +94,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         if missing:
             failed = [j for j in jobs if j.result.startswith("failed")]
             for job in failed:
-                console.print(f"[red]{job.label}[/] {job.result}")
+                console.print(f"[red]{escape(job.label)}[/] {escape(job.result)}")
             again = "without --report-only to run them" if report_only else "again to continue them"
             console.print(f"[yellow]{len(missing)} run(s) not finished[/]; run the same command {again}.")
             raise typer.Exit(1)

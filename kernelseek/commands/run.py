@@ -106,8 +106,8 @@ def _finish(run: Any, values: dict[str, Any]) -> None:
 
 
 def _execute(run: Any, payload: Any) -> None:
-    from kernelseek.agent.graph import load_graph
     from kernelseek.agent.worker import WorkerError
+    from kernelseek.project import load_graph
 
     try:
         with run.lock():
@@ -157,7 +157,7 @@ def _model_args(pairs: list[str]) -> dict[str, Any]:
 def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> None:
     @app.command("run")
     def run_command(
-        task: str = typer.Argument(..., help="Task folder, or its name under evals/tasks (e.g. rmsnorm_cpu)."),
+        task: str = typer.Argument(..., help="Task folder, or a task's name: the project's here, else the package's (e.g. rmsnorm_cpu)."),
         kernel: Annotated[Path | None, typer.Option(help="The kernel the run starts from (default: the task's seed).")] = None,
         arch: str = typer.Option(None, help="Target: sm90, sm100 or cpu (default: the task's first)."),
         model: str = typer.Option(None, help="Built-in worker: a litellm model, e.g. anthropic/claude-sonnet-4-5, "
@@ -224,7 +224,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
         from kernelseek.agent.run_store import Run
         from kernelseek.agent.state import initial_state
         from kernelseek.harness import TaskError, load_task
-        from kernelseek.harness.task import repo_root
+        from kernelseek.harness.task import seed_kernel
         from kernelseek.models.scripted import ScriptError, load_script
 
         try:
@@ -244,7 +244,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                 loaded.sanitizer_scenarios(arch)
             except TaskError as error:
                 fail(str(error))
-        start = kernel or (repo_root() / loaded.seed)
+        start = kernel or seed_kernel(loaded)
         if model and model.startswith("scripted/"):
             try:
                 load_script(model.removeprefix("scripted/"))
@@ -289,7 +289,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             run = Run.open(run_id, runs_dir)
         except ConfigError as error:
             fail(str(error))
-        from kernelseek.agent.graph import load_graph
+        from kernelseek.project import load_graph
 
         try:
             _check_sandbox(run.config)
@@ -332,7 +332,15 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             for event in events:
                 print(json.dumps(event))
             return
-        table = Table(title=str(path), show_lines=False)
+        if not console.is_terminal:  # complete plain rows: step, time, event, what
+            from rich.text import Text
+
+            from kernelseek.commands.output import print_rows
+
+            print_rows(console, str(path), ("step", "time", "event", "what"),
+                       [(e["step"], e["time"], e["type"], Text.from_markup(describe(e)).plain) for e in events])
+            return
+        table = Table(title=escape(str(path)), show_lines=False)
         for column in ("step", "time", "event", "what"):
             table.add_column(column, overflow="fold")
         for event in events:

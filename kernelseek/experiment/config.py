@@ -260,9 +260,9 @@ def read_file(path: Path) -> ExperimentFile:
 
 def load_experiment(path: str | Path) -> Experiment:
     """Read and check an experiment file; raise ExperimentConfigError (one sentence) on any mistake."""
-    from kernelseek.agent.graph import GRAPHS
+    from kernelseek import project
     from kernelseek.harness import TaskError, load_task
-    from kernelseek.harness.task import repo_root
+    from kernelseek.harness.task import seed_kernel
 
     path = Path(path)
     file = read_file(path)
@@ -279,7 +279,7 @@ def load_experiment(path: str | Path) -> Experiment:
     if arch not in task.archs:
         raise _fail(path, f"the field 'arch' is {arch!r}, but the task {task.name} has suites for "
                     f"{', '.join(task.archs)}; use one of those.")
-    kernel = _resolve(base, file.kernel) if file.kernel else str((repo_root() / task.seed).resolve())
+    kernel = _resolve(base, file.kernel) if file.kernel else str(seed_kernel(task).resolve())
     if not Path(kernel).is_file():
         raise _fail(path, f"the field 'kernel' names {kernel}, which does not exist; give the starting kernel's path.")
 
@@ -290,9 +290,9 @@ def load_experiment(path: str | Path) -> Experiment:
     graphs = []
     for gname, entry in entries.items():
         where = f"graphs.{gname}"
-        if gname not in GRAPHS and not (repo_root() / "graphs" / f"{gname}.py").is_file():
+        if project.graph_file(str(gname)) is None:
             raise _fail(path, f"the field 'graphs' names {gname!r}, which is not a graph under graphs/; use "
-                        f"{', '.join(GRAPHS)}.")
+                        f"{', '.join(project.graph_names())}.")
         entry = entry or GraphEntry()
         g_model = _model(base, entry.model, path, f"{where}.model")
         g_command = entry.worker_command

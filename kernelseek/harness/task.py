@@ -60,7 +60,7 @@ class Task:
     description: str = ""  # shown to the worker: what the operator computes and what the contract is
     entry_point: str = ""  # the C symbol every kernel exports
     header: str = ""  # file name, in the task folder, of the C declaration of the entry point
-    seed: str = ""  # path of the seed kernel, relative to the repository root
+    seed: str = ""  # path of the seed kernel, relative to the folder above evals/ (the project or the package)
     archs: tuple[str, ...] = ()  # the targets this task has suites for ("sm90", "sm100", "cpu")
     headline_baseline: dict[str, str] = {}  # arch -> name of the baseline the speedup is against
 
@@ -148,14 +148,18 @@ def holdout_name(seed: int, index: int, n: int, detail: str) -> str:
 
 
 def load_task(path: str | Path) -> Task:
-    """Load `TASK` from `<path>/task.py`. `path` is a task folder or a task name under evals/tasks."""
+    """Load `TASK` from `<path>/task.py`. `path` is a task folder, or the name of a task of the project here
+    or of the package (kernelseek/project.py)."""
+    from kernelseek import project
+
     folder = Path(path)
     if not folder.is_dir():
-        candidate = repo_root() / "evals" / "tasks" / str(path)
-        if candidate.is_dir():
-            folder = candidate
-        else:
-            raise TaskError(f"{path}: no such task folder; pass a folder under evals/tasks/ or its name.")
+        found = project.task_folder(str(path))
+        if found is None:
+            names = ", ".join(f.name for f in project.task_folders()) or "none"
+            raise TaskError(f"{path}: no such task folder or task name (tasks here: {names}); pass a task folder "
+                            "or one of those names.")
+        folder = found
     module_file = folder / "task.py"
     if not module_file.is_file():
         raise TaskError(f"{folder}: the task folder has no task.py; a task defines TASK in task.py.")
@@ -234,9 +238,14 @@ def _exec_task_module(folder: Path) -> ModuleType:
 
 
 def repo_root() -> Path:
-    """The checkout that holds `evals/` (the package may be installed in editable mode from it)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "evals" / "tasks").is_dir():
-            return parent
-    return Path.cwd()
+    """The first folder that holds data: the project here, else the package's data (kernelseek/project.py)."""
+    from kernelseek import project
+
+    return project.roots()[0]
+
+
+def seed_kernel(task: Task) -> Path:
+    """The task's seed kernel file: beside the task (its project or the package), else wherever data is."""
+    from kernelseek import project
+
+    return project.data_file(task.folder, task.seed)
