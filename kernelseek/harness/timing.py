@@ -117,7 +117,6 @@ def time_by_kernel_durations(fn: Callable[[], None], calls_per_round: int, *, ro
     return Timed(median_s=kernel_us / 1e6 / (rounds * calls_per_round), trials=rounds, spread=0.0)
 
 
-
 def copy_bandwidth(device: str, nbytes: int | None = None, *, budget_s: float = 0.2) -> float:
     """The memory bandwidth of a plain device-to-device copy here, in bytes per second (bytes read plus
     bytes written, as a kernel's traffic is counted). On a GPU a copy of 1 GiB (far past the L2) timed
@@ -134,7 +133,7 @@ def copy_bandwidth(device: str, nbytes: int | None = None, *, budget_s: float = 
     else:
         timed = time_calls({"copy": lambda: dst.copy_(src)}, 1, budget_s=budget_s, min_trials=3, max_trials=20,
                            clock=time.thread_time)["copy"]
-    del src, dst
+    src = dst = None  # (not `del`: the copy closures above name them)
     if device == "cuda":
         torch.cuda.empty_cache()  # the scenarios' inputs get the memory back
     return 2 * nbytes / timed.median_s
