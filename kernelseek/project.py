@@ -184,3 +184,10 @@ def init_project(folder: Path) -> list[Path]:
         written.append(dest)
     return written
 
+
+
+def user_data_dir() -> Path:
+    """The user's own KernelSeek data (runs, bank statistics): $XDG_DATA_HOME/kernelseek, else
+    ~/.local/share/kernelseek (a relative XDG_DATA_HOME is ignored, as the XDG specification says)."""
+    data = os.environ.get("XDG_DATA_HOME", "")
+    return (Path(data) if os.path.isabs(data) else Path.home() / ".local" / "share") / "kernelseek"

@@ -31,6 +31,7 @@ from functools import cached_property
 from pathlib import Path
 
 from kernelseek.agent.configuration import ConfigError, Configuration
+from kernelseek.project import user_data_dir
 from kernelseek.trace import TraceWriter
 
 RUN_ID = re.compile(r"[A-Za-z0-9._-]+")
@@ -39,9 +40,7 @@ RUN_ID = re.compile(r"[A-Za-z0-9._-]+")
 def default_runs_dir() -> Path:
     if os.environ.get("KERNELSEEK_RUNS"):
         return Path(os.environ["KERNELSEEK_RUNS"])
-    data = os.environ.get("XDG_DATA_HOME", "")
-    base = Path(data) if os.path.isabs(data) else Path.home() / ".local" / "share"  # relative ones are ignored
-    return base / "kernelseek" / "runs"
+    return user_data_dir() / "runs"
 
 
 def check_run_id(run_id: str) -> str:

@@ -61,6 +61,7 @@ from typing import Any
 import yaml
 
 from kernelseek.files import atomic_write_text
+from kernelseek.project import user_data_dir
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
 STATS_FILE = "stats.json"
@@ -309,13 +310,6 @@ def write_bank_file(bank: BankFile) -> None:
 
 
 # --- stats -------------------------------------------------------------------------------------------
-
-def user_data_dir() -> Path:
-    """The user's data directory for kernelseek: $XDG_DATA_HOME/kernelseek, else ~/.local/share/kernelseek
-    (a relative XDG_DATA_HOME is ignored, as the XDG specification says)."""
-    data = os.environ.get("XDG_DATA_HOME", "")
-    return (Path(data) if os.path.isabs(data) else Path.home() / ".local" / "share") / "kernelseek"
-
 
 def stats_path(stats: str | Path | None = None) -> Path:
     """The statistics file: `stats` itself when it names a .json file, `stats`/stats.json when it names a
