@@ -60,6 +60,12 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         try:
             experiment = load_experiment(config)
             check_parallel(parallel, experiment.arch)
+            if not report_only:
+                from kernelseek import preflight
+
+                problem = preflight.check(experiment.arch, [(g.model, g.model_kwargs) for g in experiment.graphs])
+                if problem:  # before any run starts
+                    raise ExperimentConfigError(f"{config}: {problem}.")
             folder = Path(out) if out else default_out(experiment)
             jobs = prepare(experiment, folder, create=not report_only)
         except (ExperimentConfigError, ConfigError) as error:

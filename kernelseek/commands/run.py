@@ -261,6 +261,11 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                 sanitize=sanitize,
                 bank_stats=str(bank_stats.expanduser().resolve()) if bank_stats else None,
                 model_kwargs=_model_args(model_arg or [])).validate()
+            from kernelseek import preflight
+
+            problem = preflight.check(config.arch, [(config.model, config.model_kwargs)])
+            if problem:  # before anything is judged or any model called
+                raise ConfigError(problem + ".")
             _check_sandbox(config)
             if mode == "auto":
                 from kernelseek.bank import load_bank
