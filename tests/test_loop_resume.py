@@ -13,8 +13,25 @@ import pytest
 from loop_support import CLI, EVALUATE, ROOT, env, events, run_cli, script, shell, write
 
 
+def postgres_url() -> str:
+    """The PostgreSQL database the test may use ($KERNELSEEK_TEST_POSTGRES, default the local server's
+    kernelseek_test over its socket); skipped when none answers, unless $KERNELSEEK_REQUIRE_POSTGRES=1 (CI)."""
+    url = os.environ.get("KERNELSEEK_TEST_POSTGRES", "postgresql:///kernelseek_test")
+    try:
+        import psycopg
+
+        psycopg.connect(url, connect_timeout=3).close()
+    except Exception as error:  # noqa: BLE001 - no driver, no server, no database: all mean "cannot test here"
+        if os.environ.get("KERNELSEEK_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"no PostgreSQL server answers at {url} ({error}), and KERNELSEEK_REQUIRE_POSTGRES=1")
+        pytest.skip(f"no PostgreSQL server answers at {url} ({' '.join(str(error).split())[:120]}); "
+                    "start one (pg_ctlcluster 15 main start) or set KERNELSEEK_TEST_POSTGRES")
+    return url
+
+
 @pytest.mark.slow
-def test_kill_9_then_resume(tmp_path):
+@pytest.mark.parametrize("checkpointer", ["sqlite", "postgres"])
+def test_kill_9_then_resume(tmp_path, checkpointer):
     model = script(tmp_path / "script.json", [
         {"content": "Write the fast version.", "tool_calls": [shell("echo step1 >> log.txt"), write("faster")]},
         {"content": "Think for a while.", "tool_calls": [shell("echo step2 >> log.txt; sleep 6")]},
@@ -24,6 +41,8 @@ def test_kill_9_then_resume(tmp_path):
     runs = tmp_path / "runs"
     args = ["run", "rmsnorm_cpu", "--model", model, "--mode", "none", "--no-judge-start", "--target", "1.0",
             "--runs-dir", str(runs), "--run-id", "killed"]
+    if checkpointer == "postgres":  # LangGraph's PostgresSaver, one database for every run
+        args += ["--checkpointer", postgres_url()]
     proc = subprocess.Popen([*CLI, *args], cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     run = runs / "killed"
     deadline = time.monotonic() + 120
@@ -65,3 +84,5 @@ def test_kill_9_then_resume(tmp_path):
     again = run_cli(["resume", "killed", "--runs-dir", str(runs)])
     assert again.returncode == 0 and "already ended" in again.stdout
     assert events(run) == after
+    if checkpointer == "postgres":
+        assert not (run / "checkpoints.sqlite").exists()  # every checkpoint went to the database

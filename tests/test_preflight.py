@@ -54,3 +54,17 @@ def test_experiment_checks_every_graphs_model_before_any_run(tmp_path, monkeypat
     output = " ".join(result.output.split())
     assert result.exit_code == 2 and "the model openai/gpt-5 needs $OPENAI_API_KEY" in output, output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("ref, words", [
+    ("mysql://me@db/x", "use sqlite (the default, a file in the run folder) or a PostgreSQL URL"),
+    ("postgresql://me:secret@127.0.0.1:1/nothing", "postgresql://me:***@127.0.0.1:1/nothing: cannot connect"),
+])
+def test_a_bad_checkpointer_is_one_sentence_and_makes_no_run(tmp_path, ref, words):
+    model = script(tmp_path / "s.json", REPLY)
+    runs = tmp_path / "runs"
+    result = invoke(["run", "rmsnorm_cpu", "--model", model, "--unconfined", "--checkpointer", ref,
+                     "--runs-dir", str(runs)])
+    output = " ".join(result.output.split())
+    assert result.exit_code == 2 and words in output and "secret" not in output, output
+    assert not runs.exists() or not any(runs.iterdir())

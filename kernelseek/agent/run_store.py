@@ -23,7 +23,6 @@ import os
 import re
 import secrets
 import shutil
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,9 +60,12 @@ class Run:
             stored = {}
         # beside the settings: the LangGraph thread of the run's checkpoints (a run made before thread ids
         # were stored: its id), and the SQLite file they are in when it is not the run's own (a run started
-        # in LangGraph Studio: the server's)
+        # in LangGraph Studio: the server's), or the PostgreSQL URL given with --checkpointer
         self.thread_id = str(stored.get("thread_id") or self.id)
-        self.checkpoints = Path(stored.get("checkpoints") or self.dir / "checkpoints.sqlite")
+        from kernelseek.checkpoints import is_url
+
+        stored_ref = stored.get("checkpoints")
+        self.checkpoints = stored_ref if is_url(stored_ref) else Path(stored_ref or self.dir / "checkpoints.sqlite")
 
     # --- opening ---------------------------------------------------------------------------------
     @classmethod
@@ -130,20 +132,10 @@ class Run:
     def best_dir(self) -> Path:
         return self.dir / "best"
 
-    def checkpointer(self):  # noqa: ANN201 - SqliteSaver
-        from langgraph.checkpoint.sqlite import SqliteSaver
+    def checkpointer(self):  # noqa: ANN201 - SqliteSaver or PostgresSaver (kernelseek/checkpoints.py)
+        from kernelseek.checkpoints import open_saver
 
-        path = self.checkpoints
-        connection = sqlite3.connect(path, check_same_thread=False)
-        try:
-            problem = connection.execute("PRAGMA quick_check").fetchone()[0]
-        except sqlite3.DatabaseError as error:
-            problem = str(error)
-        if problem != "ok":
-            connection.close()
-            raise ConfigError(f"{path}: the checkpoint database is corrupted ({problem}); restore it from a copy, or "
-                              "start a new run (the trace and the candidates are intact).")
-        return SqliteSaver(connection)
+        return open_saver(self.checkpoints)
 
     @contextmanager
     def lock(self) -> Iterator[None]:

@@ -198,6 +198,9 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                               "only into one named here).")] = None,
         context_tokens: int = typer.Option(None, help="The model's input window in tokens, where litellm does "
                                            "not know it (the conversation is trimmed to fit)."),
+        checkpointer: str = typer.Option("sqlite", help="Where the run's checkpoints live: sqlite (a file in the "
+                                         "run folder) or a PostgreSQL URL, e.g. postgresql://me@db:5432/kernelseek "
+                                         "(shared by a team or a cluster; password via $PGPASSWORD or ~/.pgpass)."),
         unconfined: bool = typer.Option(False, "--unconfined", help="Run the worker's shell without the sandbox, "
                                         "with your full rights (only where bubblewrap is missing)."),
         sanitize: bool = typer.Option(None, "--sanitize/--no-sanitize", help="Run compute-sanitizer (memcheck, "
@@ -271,7 +274,15 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
                 from kernelseek.bank import load_bank
 
                 load_bank()  # a malformed bank file is reported now, not at the first question
-            run = Run.create(config, runs_dir, run_id)
+            from kernelseek.checkpoints import check_ref, is_url
+
+            if is_url(check_ref(checkpointer)):
+                from kernelseek.checkpoints import open_saver
+
+                open_saver(checkpointer).conn.close()  # reachable, with its tables, before the run is made
+            shared = is_url(checkpointer)  # a shared database: the thread is the run's UUID, unique across folders
+            run = Run.create(config, runs_dir, run_id, thread_id=config.run_uuid if shared else None,
+                             checkpoints=checkpointer if shared else None)
         except (ConfigError, ValueError) as error:
             fail(str(error))
         console.print(f"run [bold]{run.id}[/] in {run.dir}")

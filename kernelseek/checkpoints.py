@@ -1,0 +1,73 @@
+"""Where a run's LangGraph checkpoints live: a SQLite file (the default: `checkpoints.sqlite` in the run
+folder) or a PostgreSQL database shared by a team or a cluster (`--checkpointer postgresql://...`, LangGraph's
+PostgresSaver; `pip install 'kernelseek[postgres]'`). Every run keeps its own thread, so many runs share one
+database. Give the password through libpq's own means ($PGPASSWORD, ~/.pgpass), not in the URL: the URL is
+recorded in the run's config.json."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from kernelseek.agent.configuration import ConfigError
+
+URL_SCHEMES = ("postgres://", "postgresql://")
+
+
+def is_url(ref: str | Path | None) -> bool:
+    return isinstance(ref, str) and ref.startswith(URL_SCHEMES)
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced by ***."""
+    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+
+
+def check_ref(ref: str) -> str:
+    """`sqlite` (the run's own file) or a PostgreSQL URL; anything else is one sentence."""
+    if ref == "sqlite" or is_url(ref):
+        return ref
+    raise ConfigError(f"--checkpointer {ref!r}: use sqlite (the default, a file in the run folder) or a PostgreSQL "
+                      "URL such as postgresql://user@host:5432/kernelseek.")
+
+
+def open_saver(ref: str | Path) -> Any:
+    """The checkpointer for `ref`: a SQLite file's path, or a PostgreSQL URL."""
+    return _postgres(str(ref)) if is_url(ref) else _sqlite(Path(ref))
+
+
+def _sqlite(path: Path) -> Any:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    connection = sqlite3.connect(path, check_same_thread=False)
+    try:
+        problem = connection.execute("PRAGMA quick_check").fetchone()[0]
+    except sqlite3.DatabaseError as error:
+        problem = str(error)
+    if problem != "ok":
+        connection.close()
+        raise ConfigError(f"{path}: the checkpoint database is corrupted ({problem}); restore it from a copy, or "
+                          "start a new run (the trace and the candidates are intact).")
+    return SqliteSaver(connection)
+
+
+def _postgres(url: str) -> Any:
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+    except ImportError:
+        raise ConfigError(f"{redact(url)}: PostgreSQL checkpoints need LangGraph's Postgres checkpointer; "
+                          "pip install 'kernelseek[postgres]'.") from None
+    try:  # the settings PostgresSaver documents for a connection it does not own
+        connection = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row,
+                                     connect_timeout=10)
+    except psycopg.Error as error:
+        reason = " ".join(str(error).split())[:200]
+        raise ConfigError(f"{redact(url)}: cannot connect to the checkpoint database ({reason}); check that the "
+                          "server runs and the URL, user and database are right.") from None
+    saver = PostgresSaver(connection)
+    saver.setup()  # its tables and migrations; does nothing when they exist
+    return saver
