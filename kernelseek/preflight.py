@@ -17,7 +17,7 @@ def gpu_problem(arch: str) -> str | None:
     if found is None:
         return None
     return (f"{found}; a run on {arch} would judge every candidate incorrect — run it on a machine with that "
-            "GPU, or pick the CPU task (e.g. rmsnorm_cpu)")
+            "GPU, or pick a task with a cpu suite (--arch cpu)")
 
 
 def credentials_problem(model: str | None, model_kwargs: dict[str, Any] | None = None) -> str | None:

@@ -1,7 +1,8 @@
 """`kernelseek/` knows no operator: what is operator-specific (names, shapes, baselines, the libraries a
 kernel may not use) lives in the task folders under evals/tasks. Two places are left out of the scan, on
 purpose: `kernelseek/bank/classify.py`, whose vocabulary of operator and library names is how it tells a
-question that only informs, and `kernelseek/commands/`, whose help examples name the shipped tasks."""
+question that only informs, `kernelseek/commands/`, whose help examples name the shipped tasks, and
+`kernelseek/project.py`, whose `kernelseek init` copies the shipped example task by its name."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 GENERIC = {"cpu", "fwd", "add", "sm90", "sm100"}  # parts of task names that name no operator
 KNOWN = {"attention", "flashattention", "softmax", "thunderkittens", "layernorm", "fa3", "fa4"}
-LEFT_OUT = (ROOT / "kernelseek" / "bank" / "classify.py", ROOT / "kernelseek" / "commands")
+LEFT_OUT = (ROOT / "kernelseek" / "bank" / "classify.py", ROOT / "kernelseek" / "commands",
+            ROOT / "kernelseek" / "project.py")
 
 
 def operator_words() -> set[str]:
