@@ -26,6 +26,8 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         ray_address: str | None = typer.Option(None, "--ray-address", help="Join this Ray cluster (e.g. "
                                                "HEAD:6379, or auto on a node of it); default $RAY_ADDRESS, else "
                                                "a local cluster on this machine. Implies Ray."),
+        as_json: bool = typer.Option(False, "--json", help="Print results.json (per graph, per run, provenance) "
+                                     "instead of the table."),
         report_only: bool = typer.Option(False, "--report-only", help="Write the table and page from the runs "
                                          "finished so far; run nothing."),
     ) -> None:
@@ -48,6 +50,11 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                 --out /shared/experiments/flash_attn_sm90
         """
         from kernelseek.experiment.forks import is_forks_experiment
+
+        if as_json:  # stdout holds the JSON alone; progress and notes go to stderr
+            import sys
+
+            console.file = sys.stderr
 
         if is_forks_experiment(config):  # a `forks:` section: counterfactual forks of a recorded run
             _forks(config, out, parallel, ray_address, report_only)
@@ -90,9 +97,14 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                 errors.print(f"[red]error:[/] {escape(str(error))}")
                 raise typer.Exit(2) from None
         metrics, missing = collect(experiment, jobs)
-        write_report(experiment, metrics, folder, missing=missing)
-        _print_table(folder)
-        console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
+        results = write_report(experiment, metrics, folder, missing=missing)
+        if as_json:  # results.json: the table, every run, and the provenance
+            from kernelseek.commands.output import print_json
+
+            print_json(results)
+        else:
+            _print_table(folder)
+            console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
         if interrupted:
             console.print(f"[yellow]interrupted[/]; nothing completed is lost — run the same command again to "
                           f"continue the {len(missing)} unfinished run(s).")

@@ -103,10 +103,25 @@ def write_report(experiment: Any, runs: list[RunMetrics], out: Path, *, missing:
     graphs = [g.name for g in experiment.graphs]
     summaries = [graph_summary(g, [r for r in runs if r.graph == g], experiment.levels) for g in graphs]
     head, rows = table_rows(summaries, experiment.levels, experiment.level_basis)
-    table = markdown(head, rows)
+    from kernelseek import provenance
+
+    workers = {g.name: provenance.worker(g.model, g.worker_command) for g in experiment.graphs}
+    for summary, name in zip(summaries, graphs, strict=True):
+        summary["worker"] = workers[name]
+    scripted = [name for name, w in workers.items() if w["kind"] == "scripted"]
+    made_by = "\n".join(f"- {name}: {provenance.describe(w)}" for name, w in workers.items())
+    env = provenance.environment()
+    git = env["git"]
+    built = (f"kernelseek {env['packages']['kernelseek']}, " +
+             (f"commit {git['commit'][:12]}{' (with uncommitted changes)' if git['dirty'] else ''}" if git
+              else "no git checkout") + f", Python {env['python']}")
+    warning = (f"**Scripted models** ({', '.join(scripted)}): their replies are fixed, so no claim about the "
+               "method follows from these numbers.\n\n") if scripted else ""
+    table = warning + markdown(head, rows) + f"\nWorkers:\n{made_by}\n\nProduced by {built}.\n"
     results = {"experiment": experiment.name, "config": str(experiment.path), "task": experiment.task,
                "arch": experiment.arch, "levels": experiment.levels, "level_basis": experiment.level_basis,
-               "graphs": summaries, "runs": [r.to_dict() for r in runs], "missing": missing or []}
+               "graphs": summaries, "runs": [r.to_dict() for r in runs], "missing": missing or [],
+               "provenance": {"workers": workers, "scripted": scripted, **env}}
     out.mkdir(parents=True, exist_ok=True)
     (out / "table.md").write_text(table)
     (out / "results.json").write_text(json.dumps(results, indent=1))
@@ -137,6 +152,8 @@ td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:right}} td:first-child
 <code>{html.escape(str(experiment.path))}</code>. Levels are {basis}. Medians over the finished repeats; steps and
 dollars to a level are over the repeats that reached it (reached/finished in brackets).</p>
 {note}
+{f'<p class=warn><b>Scripted models</b> ({html.escape(", ".join(scripted))}): their replies are fixed, so no claim '
+ 'about the method follows from these numbers.</p>' if scripted else ''}
 <h2>Per graph</h2>
 <table id="graphs">{cells(head, "th")}{"".join(cells(r, "td") for r in rows)}</table>
 <h2>Best speedup over steps</h2>
@@ -144,6 +161,10 @@ dollars to a level are over the repeats that reached it (reached/finished in bra
 <h2>Per run</h2>
 <table id="runs">{cells(run_head, "th")}{"".join(cells(r, "td") for r in run_rows)}</table>
 <p>Each run is an ordinary run: <code>kernelseek trace show RUN_FOLDER</code> tells what it did.</p>
+<h2>Provenance</h2>
+<ul id="provenance">{"".join(f"<li>{html.escape(name)}: {html.escape(provenance.describe(w))}</li>" for name, w in workers.items())}
+<li>produced by {html.escape(built)}</li>
+<li>packages: {html.escape(", ".join(f"{k} {v}" for k, v in env["packages"].items() if v))}</li></ul>
 </body></html>
 """
     (out / "index.html").write_text(page)

@@ -1,0 +1,61 @@
+"""What produced a result: the worker of each graph (a model, marked plainly when it is scripted, or an
+external command), the git commit of the checkout KernelSeek runs from, and the versions of the packages
+that judged and ran it."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PACKAGES = ("kernelseek", "torch", "langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite",
+            "langgraph-checkpoint-postgres", "litellm", "networkx", "pydantic", "ray")
+SCRIPTED_NOTE = "scripted: fixed replies replayed by kernelseek/models/scripted.py, not a model"
+
+
+def worker(model: str | None, command: str | None) -> dict[str, Any]:
+    """{kind: model | scripted | command, name}: what did a graph's thinking."""
+    if command:
+        return {"kind": "command", "name": command}
+    if model and model.startswith("scripted/"):
+        return {"kind": "scripted", "name": model, "note": SCRIPTED_NOTE}
+    return {"kind": "model", "name": model}
+
+
+def describe(entry: dict[str, Any]) -> str:
+    """One phrase for a worker entry, e.g. 'model anthropic/claude-sonnet-4-5'."""
+    if entry["kind"] == "scripted":
+        return f"SCRIPTED {entry['name']} ({SCRIPTED_NOTE})"
+    return f"{entry['kind']} {entry['name']}"
+
+
+def git_commit(folder: Path | None = None) -> dict[str, Any] | None:
+    """{commit, dirty} of the checkout that holds the package, or None (an installed wheel)."""
+    where = folder or Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10)
+        if commit.returncode != 0:
+            return None
+        status = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def environment() -> dict[str, Any]:
+    return {"git": git_commit(), "python": platform.python_version(), "platform": platform.platform(),
+            "packages": versions()}
