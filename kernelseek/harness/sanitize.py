@@ -40,6 +40,7 @@ from kernelseek.harness import runner
 from kernelseek.harness.build import TARGETS, build_kernel
 from kernelseek.harness.sanitizer_log import Finding, demangle, parse
 from kernelseek.harness.task import Task, TaskError, load_task
+from kernelseek.procs import kill_group
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 GPU_ARCHS = ("sm90", "sm100")
@@ -202,7 +203,7 @@ class ProcessSource:
                 time.sleep(0.1)
             return Completed(proc.returncode, False)
         finally:
-            runner._kill(proc)
+            kill_group(proc)
             proc.wait()
             with runner._live_lock:
                 runner._live.discard(proc)
