@@ -5,6 +5,8 @@ task; the gate is switched on and its verdicts come from compute-sanitizer's rec
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from loop_support import EVALUATE, FIXTURES, events, invoke, script, source
@@ -26,6 +28,7 @@ def _conversation(run: Path) -> list[dict]:
     return load_graph("kernelseek", opened.checkpointer()).get_state(opened.thread()).values["messages"]
 
 
+@pytest.mark.slow
 def test_a_racy_candidate_does_not_become_the_best(tmp_path, monkeypatch):
     asked: list[int] = []
 
