@@ -5,10 +5,9 @@ task; the gate is switched on and its verdicts come from compute-sanitizer's rec
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
+import pytest
 from loop_support import EVALUATE, FIXTURES, events, invoke, script, source
 from sanitizer_support import recorded_report
 
