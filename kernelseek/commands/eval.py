@@ -47,7 +47,7 @@ def print_judgement(verdict: Judgement) -> None:
     floor = verdict.floor is not None
     columns = ("group", "scenarios", "correct", f"speedup vs {verdict.baseline}") + (("of memory floor",) if floor else ())
     for column in columns:
-        table.add_column(column, justify="right" if column != "group" else "left")
+        table.add_column(column, overflow="fold", justify="right" if column != "group" else "left")
 
     def row(name: str, group: dict, speedup: float | None, fraction: float | None) -> None:
         cells = [name, str(group["n"]), str(group["correct"]), _fmt(speedup, suffix="x")]
@@ -86,7 +86,7 @@ def print_slowest(verdict: Judgement, rows: list[dict], title: str) -> None:
     floor = verdict.floor is not None
     rate = "of memory floor" if floor else "TFLOP/s"
     for column in ("scenario", "candidate µs", "baseline µs", "eager µs (cand/base)", rate, "speedup"):
-        slow.add_column(column)
+        slow.add_column(column, overflow="fold")  # a value wraps, never cut
     base = verdict.baseline
     for s in rows:
         t, e = s["time_s"], s.get("eager_s", {})
@@ -127,7 +127,7 @@ def compile_report(kernel: Path, arch: str, task_name: str, out: Path | None) ->
         fail(str(error))
     table = Table(title=f"{kernel} for {arch}: {'cached' if built.cached else 'built'} → {built.library}")
     for column in ("kernel", "registers", "smem bytes", "stack", "spill st/ld"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for r in built.resources:
         table.add_row(r["kernel"][:70], str(r["registers"]), str(r["smem_bytes"]), str(r["stack_frame"]),
                       f"{r['spill_stores']}/{r['spill_loads']}")
@@ -291,7 +291,7 @@ def judge_parallel(kernels: list[Path], arguments, parallel: int, arch: str,  # 
 def print_verdicts(results: list[tuple[Path, Judgement | None]]) -> None:
     table = Table(title="verdicts")
     for column in ("kernel", "verdict", "speedup", "judged in"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for kernel, verdict in results:
         if verdict is None:
             table.add_row(str(kernel), "[red]not judged", "-", "-")
