@@ -188,7 +188,7 @@ def test_a_person_types_the_forks_question(world):
     values = load_graph("kernelseek", opened.checkpointer()).get_state(opened.thread()).values
     assert typed in values["messages"][-1]["content"] and values["step"] == 2
     no_answer = _cli(world, ["fork", "parent", "--at", "2", "--run-id", "typed2", "--no-run"], input="")
-    assert no_answer.returncode == 3 and "no question came on stdin" in no_answer.stdout
+    assert no_answer.returncode == 3 and "no question came on stdin" in no_answer.stderr  # errors go to stderr
     assert "Traceback" not in no_answer.stdout + no_answer.stderr and not (world["runs"] / "typed2").exists()
 
 
