@@ -20,7 +20,7 @@ def test_question_typed_at_the_prompt_is_recorded(tmp_path):
     first = run_cli(["run", "rmsnorm_cpu", "--model", model, "--mode", "human", "--no-judge-start",
                      "--max-steps", "3", "--runs-dir", str(runs), "--run-id", "human"], input="")
     assert first.returncode == 3, first.stdout + first.stderr  # no answer on stdin: the run waits, nothing lost
-    assert "no answer came on stdin" in first.stdout and "Traceback" not in first.stdout + first.stderr
+    assert "no answer came on stdin" in first.stderr and "Traceback" not in first.stdout + first.stderr
     assert "decision point: claimed_limit" in first.stdout and "memory-bound" in first.stdout
     run = runs / "human"
     assert not events(run, "human_message")
