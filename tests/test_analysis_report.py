@@ -159,3 +159,15 @@ def test_a_run_without_holdout_says_none_was_drawn(tmp_path):
     page = Page()
     page.feed((out / "report.html").read_text())
     assert page.facts["best hold-out"] == "no hold-out drawn" and page.facts["hold-out gap"] == "-"
+
+
+@pytest.mark.slow
+def test_report_json_prints_the_page_totals_and_verdict_for_scripts(tmp_path):
+    import json
+
+    result = CliRunner().invoke(app, ["report", str(A), "--out", str(tmp_path / "r"), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["page"].endswith("report.html") and (tmp_path / "r" / "report.html").is_file()
+    assert data["totals"]["evaluations"] == 14 and data["totals"]["wrong_candidates"] == 2
+    assert data["verdict"].startswith("every large gain followed") and "plateau_step" in data

@@ -23,7 +23,7 @@ EXAMPLES = [
     ("kernelseek trace show RUN_ID", ["trace", "show", "readme"]),
     ("kernelseek bank list", ["bank", "list"]),
     ("kernelseek trace analyze", ["trace", "analyze", "{runs}"]),
-    ("kernelseek report RUN_ID", ["report", "readme"]),
+    ("kernelseek report RUN_ID", ["report", "readme", "--json"]),
     ("kernelseek runs", ["runs"]),
 ]
 

@@ -193,42 +193,43 @@ def report_command(
     out: Annotated[Path | None, typer.Option(help="Output folder (default: <run>/report/).")] = None,
     threshold: Threshold = DEFAULT_LARGE,
     k: K = DEFAULT_K,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the page's path, the totals, the plateau step, "
+                                          "the verdict and the best's hold-out as JSON.")] = False,
 ) -> None:
-    """Write an HTML report with plots: best speedup over steps, per-scenario speedups, cost over time."""
-    from kernelseek.analysis.report import write_report
+    """Write an HTML report with plots: best speedup over steps, per-scenario speedups, cost over time;
+    then print the run's totals, plateau step, the claim's verdict and the best kernel's hold-out.
+
+    Example:  kernelseek report RUN_ID --json | jq .verdict
+    """
+    from kernelseek.analysis.claim import totals, verdict
+    from kernelseek.analysis.graph import analyze_run
+    from kernelseek.analysis.report import describe_holdout, holdout_of_best, write_report
 
     try:
         with Progress(console=errors, transient=True) as progress:
             task = progress.add_task("writing the report", total=None)
             page = write_report(resolve_run(run), out, threshold=threshold, k=k)
             progress.update(task, completed=1, total=1)
+        analysis = analyze_run(resolve_run(run), threshold=threshold, k=k)
     except TraceError as error:
         raise fail(str(error)) from None
     except OSError as error:
         raise fail(f"{error.filename or 'the output folder'}: {error.strerror or error}; "
                    "pick another --out.") from None
-    console.print(f"wrote {page} and its plots")
-    from kernelseek.analysis.claim import totals, verdict
-    from kernelseek.analysis.graph import analyze_run as _analyze
-
-    try:
-        analysis = _analyze(resolve_run(run), threshold=threshold, k=k)
-    except TraceError as error:
-        raise fail(str(error)) from None
     counted = totals([analysis])
+    judged = verdict([analysis])
+    held = holdout_of_best(analysis)
+    if as_json:
+        print_json({"page": str(page), "totals": counted, "plateau_step": analysis.plateau_step,
+                    "verdict": judged.line, "holdout": held})
+        return
+    console.print(f"wrote {page} and its plots")
     by_source = ", ".join(f"{n} {source}" for source, n in counted["questions_by_source"].items()) or "none"
+    plateau = analysis.plateau_step if analysis.plateau_step is not None else "-"
     console.print(f"{counted['human_messages']} human messages, {counted['questions']} questions ({by_source}), "
                   f"{counted['tool_calls']} tool calls, {counted['evaluations']} evaluations, "
-                  f"{counted['wrong_candidates']} wrong; plateau step {analysis.plateau_step if analysis.plateau_step is not None else '-'}",
-                  highlight=False)
-    console.print(f"verdict: {verdict([analysis]).line}", highlight=False, soft_wrap=True)
-    from kernelseek.analysis.graph import analyze_run
-    from kernelseek.analysis.report import describe_holdout, holdout_of_best
-
-    try:
-        held = holdout_of_best(analyze_run(resolve_run(run), threshold=threshold, k=k))
-    except TraceError:
-        held = None
+                  f"{counted['wrong_candidates']} wrong; plateau step {plateau}", highlight=False)
+    console.print(f"verdict: {judged.line}", highlight=False, soft_wrap=True)
     if held:
         console.print(f"best kernel's hold-out: {describe_holdout(held)}")
 
