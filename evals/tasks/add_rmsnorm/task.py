@@ -122,6 +122,7 @@ class AddRmsNorm(Task):
         ref_out = reference["out"]
         found = measures((outputs["out"].float() - ref_out).abs(), "out")
         found["out_ref_absmax"] = float(ref_out.abs().max()) if ref_out.numel() else 0.0
+        found["out_ref_absmean"] = float(ref_out.abs().mean()) if ref_out.numel() else 0.0
         if "residual_out" in reference:
             ref_h = reference["residual_out"]
             row_max = ref_h.abs().amax(-1, keepdim=True).clamp_min(1e-30) if ref_h.numel() else ref_h
@@ -132,11 +133,13 @@ class AddRmsNorm(Task):
         return self.errors(scenario, baseline_adapters.reference_bf16(scenario, inputs), reference)
 
     def within_tolerance(self, errors, allowed):
-        # one bf16 rounding (2^-8) of the largest output: a kernel may normalise h as stored (rounded to
-        # bf16, as the eager reference does) or h in float32 (as torch.compile may, fusing the round trip
-        # away); either is right, and on a short row the two differ by up to that much more than twice
-        out_atol = 2.0**-8 * max(errors["out_ref_absmax"], 1e-3)
-        rules = [("out_max", 2 * allowed["out_max"] + out_atol), ("out_mean", 2 * allowed["out_mean"] + out_atol / 64)]
+        # two bf16 roundings (up to 2^-8 of a value each) of the largest output: a kernel may normalise h
+        # as stored (rounded to bf16, as the eager reference does: h rounded, then out rounded) or h in
+        # float32 (as torch.compile may, fusing the round trip away: out rounded only); either is right,
+        # and on a short row the baseline's own error can be far below one rounding of the largest value
+        out_atol = 2.0**-7 * max(errors["out_ref_absmax"], 1e-3)
+        mean_atol = 2.0**-8 * max(errors["out_ref_absmean"], 1e-3)  # the two roundings' error, on average
+        rules = [("out_max", 2 * allowed["out_max"] + out_atol), ("out_mean", 2 * allowed["out_mean"] + mean_atol)]
         if "residual_max" in errors:
             rules += [("residual_max", 2 * allowed["residual_max"] + 2.0**-12),
                       ("residual_mean", 2 * allowed["residual_mean"] + 2.0**-16)]
