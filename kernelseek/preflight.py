@@ -26,7 +26,9 @@ def credentials_problem(model: str | None, model_kwargs: dict[str, Any] | None =
     if not model or model.startswith("scripted/"):
         return None
     kwargs = model_kwargs or {}
-    import litellm
+    from kernelseek.models import litellm as load_litellm
+
+    litellm = load_litellm()  # with the bundled price list, not a fetch from the network at import
 
     try:
         found = litellm.validate_environment(model=model, api_key=kwargs.get("api_key"),

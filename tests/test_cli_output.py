@@ -26,7 +26,7 @@ SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 LONG = "a-run-name-long-enough-that-an-80-column-table-would-cut-or-fold-it-0123456789"
 
 
-def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+def run_in_a_pipe(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     """The real command with stdout a pipe (as `kernelseek ... | cat`), in an 80-column world."""
     env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(REPO)}
     env.pop("FORCE_COLOR", None)
@@ -35,8 +35,26 @@ def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
+@pytest.fixture(params=[pytest.param("pipe", marks=pytest.mark.slow), "in_process"])
+def cli(request, monkeypatch):
+    """The command as `run_in_a_pipe` runs it (a child process: a few seconds, most of it importing torch),
+    or in this process with stdout and stderr captured, which is not a terminal either: the same code path,
+    in a fraction of the time. The child's variant runs in the full suite."""
+    if request.param == "pipe":
+        return run_in_a_pipe
+
+    def in_process(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        monkeypatch.delenv("FORCE_COLOR", raising=False)
+        monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+        result = CliRunner().invoke(app, list(args), env={"COLUMNS": "80"})
+        return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+    return in_process
+
+
 def test_bank_list_in_a_pipe_prints_every_question_whole():
-    result = cli("bank", "list")
+    result = run_in_a_pipe("bank", "list")  # a real pipe in the quick suite too: this command is cheap to start
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     questions = load_bank()
@@ -48,7 +66,7 @@ def test_bank_list_in_a_pipe_prints_every_question_whole():
     assert "questions" in result.stderr  # the count goes beside, not into the rows
 
 
-def test_scenarios_in_a_pipe_is_one_line_per_scenario():
+def test_scenarios_in_a_pipe_is_one_line_per_scenario(cli):
     result = cli("scenarios", "flash_attn_fwd", "--arch", "sm90")
     assert result.returncode == 0, result.stderr
     suite = load_task("flash_attn_fwd").scenarios("sm90")
@@ -77,7 +95,7 @@ def _runs_folder(tmp_path: Path) -> Path:
     return runs
 
 
-def test_trace_analyze_finds_runs_in_folders_and_prints_complete_rows(tmp_path):
+def test_trace_analyze_finds_runs_in_folders_and_prints_complete_rows(tmp_path, cli):
     runs = _runs_folder(tmp_path)
     result = cli("trace", "analyze", str(runs))
     assert result.returncode == 0, result.stderr

@@ -17,6 +17,9 @@ from kernelseek.harness.build import TARGETS, BuildError, build_kernel
 FIXTURES = Path(__file__).parent / "fixtures"
 ARCHS = ["cpu", pytest.param("sm90", marks=pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc"))]
 needs_nvcc = pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
+# nvcc takes seconds to link a library and a fraction of one to preprocess a file: the sm90 cases of tests that
+# link, and of include tests whose nvcc path another quick test already takes, are in the full suite only
+ARCHS_SLOW_NVCC = ["cpu", pytest.param("sm90", marks=[needs_nvcc, pytest.mark.slow])]
 
 
 def write(folder: Path, arch: str, text: str, name: str = "k") -> Path:
@@ -43,7 +46,7 @@ def test_a_launcher_calling_the_python_c_api_is_refused(tmp_path, arch):
     assert "Python interpreter" in message
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", ARCHS_SLOW_NVCC)
 def test_a_runtime_dlopen_with_an_assembled_name_is_refused(tmp_path, arch):
     path = write(tmp_path, arch, """
 extern "C" void* dlopen(const char*, int);
@@ -149,7 +152,7 @@ def test_a_macro_include_of_a_forbidden_header_is_refused_by_the_guard(tmp_path,
     assert f"{path}:2: pulls in {header} (CUTLASS is not allowed)" in message
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", ARCHS_SLOW_NVCC)
 def test_an_installed_forbidden_header_is_refused_with_the_line_that_pulled_it_in(tmp_path, monkeypatch, arch):
     header = fake_library(tmp_path, monkeypatch, "cute/tensor.hpp")
     path = write(tmp_path, arch, '#include <cmath>\n\n#include <cute/tensor.hpp>\nextern "C" int ks_entry() '
@@ -157,7 +160,7 @@ def test_an_installed_forbidden_header_is_refused_with_the_line_that_pulled_it_i
     assert refused(path, arch) == f"guard: {path}:3: pulls in {header} (CuTe is not allowed)"
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", ARCHS_SLOW_NVCC)
 def test_a_header_from_outside_the_toolkit_and_the_system_is_refused(tmp_path, monkeypatch, arch):
     header = fake_library(tmp_path, monkeypatch, "helpers/fast_exp.h")
     path = write(tmp_path, arch, '#include <helpers/fast_exp.h>\nextern "C" int ks_entry() { return 0; }\n')
@@ -182,7 +185,7 @@ def test_a_forbidden_header_that_is_not_installed_is_refused_by_name(tmp_path, a
         assert refused(fixture, arch) == f"guard: {fixture}:4: includes cutlass/cutlass.h (CUTLASS is not allowed)"
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", ARCHS_SLOW_NVCC)
 def test_an_absolute_or_local_include_is_refused(tmp_path, arch):
     (tmp_path / "helper.h").write_text("static const int helper = 1;\n")
     path = write(tmp_path, arch, '#include </usr/include/stdint.h>\n#include "helper.h"\n'
