@@ -63,14 +63,14 @@ python3 - /tmp/ksruns/h200-sandbox/trace.jsonl <<'PY' | tee "$OUT/tools.txt"
 import json, sys
 for line in open(sys.argv[1]):
     e = json.loads(line)
-    if e.get("event") == "run_start":
+    if e.get("type") == "run_start":
         print("sandbox:", e.get("sandbox"))
-    if e.get("event") == "tool_call" and e.get("name") in ("shell", "read_file"):
+    if e.get("type") == "tool_call" and e.get("name") in ("shell", "read_file"):
         print(f"--- {e['name']} (ok={e.get('ok')}) ---"); print(str(e.get("result"))[:4000])
-    if e.get("event") == "evaluation":
+    if e.get("type") == "evaluation":
         print("evaluation", {k: e.get(k) for k in ("candidate", "judgement", "correct", "speedup", "best", "reason")})
 PY
-grep -c do-not-leak /tmp/ksruns/h200-sandbox/trace.jsonl | sed 's/^/secret in the trace: /'
+grep -c do-not-leak-42 /tmp/ksruns/h200-sandbox/trace.jsonl | sed 's/^/secret in the trace: /'
 mkdir -p evals/results/sandbox_h200 "$OUT/sandbox_h200"
 cp /tmp/ksruns/h200-sandbox/trace.jsonl /tmp/ksruns/h200-sandbox/config.json "$OUT/trace-show.txt" "$OUT/tools.txt" \
    "$OUT/sandbox_h200/" 2>/dev/null

@@ -47,8 +47,8 @@ extern "C" int ks_add_rmsnorm(const void* x, const void* residual, const void* w
                               int rows, int hidden, long long x_row_stride, long long residual_row_stride,
                               long long out_row_stride, long long residual_out_row_stride, float eps,
                               void* stream) {
+    if (rows == 0 && hidden >= 1) return 0;  // nothing to do: an empty tensor may have a NULL pointer
     if (rows < 0 || hidden < 1 || !x || !weight || !out || (residual && !residual_out)) return 1;
-    if (rows == 0) return 0;
     add_rmsnorm_row<<<rows, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(residual),
         static_cast<const __nv_bfloat16*>(weight), static_cast<__nv_bfloat16*>(out),
