@@ -7,7 +7,8 @@
 #   session: a scripted `kernelseek run add_rmsnorm --arch sm90`: the seed, then a wrong candidate (the
 #            seed without its weight), "done" (a question from the bank), then the tuned kernel, which
 #            must be made the best after its full judgement; checked from its trace, which is kept:
-#            ~3-5 minutes; needs the agent stack (langgraph, litellm).
+#            ~5-7 minutes (each full judgement also runs the sanitizer gate: four tools over 16 small
+#            scenarios), so give it a call of its own with LIMIT=570; needs the agent stack (langgraph, litellm).
 # Usage: bash evals/device/rmsnorm_acceptance.sh [judge|session|all]   (default all; LIMIT=seconds, 570)
 # Best as two device calls on one warm machine: `... judge`, then `... session` (each under 10 minutes);
 # `all` fits both into one call only if the judgements are quick.
