@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from faults import CUDA_WRAPPERS, GUARD_WRAPPERS, PASSING_WRAPPERS, fake_cutlass, write_fault  # noqa: E402
 
-from kernelseek.harness import BuildError, build_kernel, judge  # noqa: E402
+from kernelseek.harness import BuildError, build_kernel, judge, load_task  # noqa: E402
 
 SMALL = "ragged_d64_113x203*"  # two small scenarios: causal and not
 SEED = ROOT / "kernels/seeds/flash_attn_fwd.cu"
@@ -38,9 +38,14 @@ def row(kind: str, path: Path, expected: str | None) -> dict:
             "wall_s": verdict.wall_s}
 
 
+def _build(path: Path):  # noqa: ANN202 - a BuildResult
+    """As the judge builds for the task (its forbidden libraries are part of the cache key)."""
+    return build_kernel(path, "sm90", forbidden_libraries=load_task("flash_attn_fwd").forbidden_libraries)
+
+
 def _try_build(path: Path) -> None:
     try:
-        build_kernel(path, "sm90")
+        _build(path)
     except BuildError:
         pass
 
@@ -48,8 +53,8 @@ def _try_build(path: Path) -> None:
 def planted_cache_row(folder: Path) -> dict:
     """Plant another kernel's library under the seed's cache entry: the seed must be rebuilt and pass."""
     nan_fixture, _ = write_fault("nan", folder)
-    library = Path(build_kernel(SEED, "sm90").library)
-    shutil.copyfile(build_kernel(nan_fixture, "sm90").library, library)
+    library = Path(_build(SEED).library)
+    shutil.copyfile(_build(nan_fixture).library, library)
     result = row("planted_cache_library", SEED, None)
     result["expected"] = "correct (rebuilt from the recorded source)"
     return result

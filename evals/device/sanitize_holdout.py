@@ -16,7 +16,7 @@ SMALL = ("ragged_d64_113x203_causal", "ragged_d128_239x1", "ragged_d256_799x3_ca
          "decode_d64_q4_k1024_causal", "varlen_d64_mixed_causal", "softcap_d64_s2048", "strided_d128_s2048")
 
 task = load_task("flash_attn_fwd")
-call = task.bind(ctypes.CDLL(build_kernel(sys.argv[1], "sm90").library))
+call = task.bind(ctypes.CDLL(build_kernel(sys.argv[1], "sm90", forbidden_libraries=task.forbidden_libraries).library))
 extra = [s for s in task.holdout("sm90", 24, 1) if any(t in s.name for t in ("_08_", "_11_", "_17_"))]
 scenarios = task.scenarios("tiny") + [task.find("sm90", n) for n in SMALL] + extra
 bad = 0

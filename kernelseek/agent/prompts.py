@@ -25,8 +25,8 @@ How the harness judges (it is the only judge). The rules a candidate must keep:
   catch writes past its end).
 - Host code may call only the CUDA runtime and driver and a short list of C/C++ runtime functions (memory,
   math, strings, stdio for messages): nothing else (no dlopen, no files, no /proc, no system calls, no
-  Python). Only the CUDA toolkit's and the system's C/C++ headers may be included (no CUTLASS, CuTe,
-  cuBLAS, cuDNN, Thrust); the kernel is one self-contained file.
+  Python). Only the CUDA toolkit's and the system's C/C++ headers may be included{forbidden}; the kernel
+  is one self-contained file.
 - It times the candidate and the baseline in the same process, interleaved, many repetitions; speedup =
   baseline time / candidate time, and the headline is the geometric mean over the suite's scenarios.
 - `evaluate` runs the quick subset; a candidate that beats the best is then judged on the full suite (with
@@ -45,6 +45,11 @@ NUDGE = "The goal is not met yet (best so far: {best}; target: {target}). Contin
 
 CLI_FIRST = SYSTEM + "\nYou cannot call `evaluate` yourself: edit `{kernel}` and stop; the harness judges it after " \
     "your turn and you get its report at the next one. If you change nothing, your turn counts as done.\n"
+
+
+def describe_forbidden(libraries: dict[str, str]) -> str:
+    """The libraries the task forbids, for the rule on headers: " (no A, B)", or nothing."""
+    return f" (no {', '.join(libraries)})" if libraries else ""
 
 
 def describe_best(best: dict | None) -> str:

@@ -29,7 +29,8 @@ class WorkerError(RuntimeError):
 def first_messages(run: Run, state: State, system: str = prompts.SYSTEM) -> list[dict[str, Any]]:
     cfg, kernel = run.config, run.candidate_file.name
     text = system.format(description=run.task.description, kernel=kernel, arch=cfg.arch,
-                         target=prompts.describe_target(cfg))
+                         target=prompts.describe_target(cfg),
+                         forbidden=prompts.describe_forbidden(run.task.forbidden_libraries))
     start = prompts.START.format(kernel=kernel, best=prompts.describe_best(state.get("best")))
     if state.get("last_report"):
         start += "\n\nThe harness's report on the starting kernel:\n" + state["last_report"]

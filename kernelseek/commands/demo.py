@@ -41,9 +41,10 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             raise typer.Exit(0 if verdict.correct else 1)
         console.print(f"[yellow]No Hopper or Blackwell GPU here[/] ({gpu_problem('sm90')}). Doing what runs "
                       "without one: building the kernels for both targets, then judging the CPU task's seed.")
+        forbidden = load_task("flash_attn_fwd").forbidden_libraries
         for target, kernel in (("sm90", _kernel_for("sm90")), ("sm100", _kernel_for("sm100"))):
             try:
-                built = build_kernel(kernel, target)
+                built = build_kernel(kernel, target, forbidden_libraries=forbidden)
                 console.print(f"  built {kernel.name} for {target}: {len(built.resources)} kernels, "
                               f"max {max((r['registers'] or 0) for r in built.resources)} registers, "
                               f"{built.spills} bytes spilled — compiled, not run")

@@ -122,7 +122,8 @@ def compile_report(kernel: Path, arch: str, task_name: str, out: Path | None) ->
         fail(f"{loaded.folder}: the task has no {arch} suite, so there is nothing to build for; "
              f"use --arch {' or '.join(loaded.archs)}.")
     try:
-        built = build_kernel(kernel, arch, entry_point=loaded.entry_point or None)
+        built = build_kernel(kernel, arch, entry_point=loaded.entry_point or None,
+                             forbidden_libraries=loaded.forbidden_libraries)
     except BuildError as error:
         fail(str(error))
     table = Table(title=f"{kernel} for {arch}: {'cached' if built.cached else 'built'} → {built.library}")

@@ -2,8 +2,8 @@
 
 Targets: `sm90` (nvcc, sm_90a), `sm100` (nvcc, sm_100a), `cpu` (the system C++ compiler). Before
 anything is compiled the includes are guarded (guard.py); the candidate is then compiled to an object,
-whose imports are guarded, and linked into the library. The cache key is the source, the flags and the
-compiler's version, so an edit always rebuilds; a cache entry is used only when its record parses, the
+whose imports are guarded, and linked into the library. The cache key is the source, the flags, the
+compiler's version and the libraries the task forbids, so an edit (or a change of that list) always rebuilds; a cache entry is used only when its record parses, the
 recorded sizes and SHA-256s match its files and they pass the guard again, else it is rebuilt.
 """
 
@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -108,10 +109,11 @@ def parse_ptxas(log: str) -> list[dict]:
 
 
 def build_kernel(source: str | Path, arch: str, *, entry_point: str | None = None,
-                 cache_dir: Path | None = None) -> BuildResult:
+                 forbidden_libraries: Mapping[str, str] | None = None, cache_dir: Path | None = None) -> BuildResult:
     """Guard and build `source` for `arch`; raise BuildError with the reason when it cannot be used.
 
     `entry_point`, when given, must be exported by the library (checked on cache hits too).
+    `forbidden_libraries` is the task's (`Task.forbidden_libraries`): headers of those libraries are refused.
     """
     source = Path(source)
     if arch not in TARGETS:
@@ -119,8 +121,13 @@ def build_kernel(source: str | Path, arch: str, *, entry_point: str | None = Non
     text = _read_source(source)
     target = TARGETS[arch]
     compiler = find_compiler(arch)
-    _guard_includes(source, text, arch, compiler)
-    flags = json.dumps([target["flags"], target["link"]])
+    try:
+        forbidden = guard.forbidden_patterns(forbidden_libraries)
+    except re.error as error:
+        raise BuildError(f"forbidden_libraries: a pattern is not a regular expression ({error}); fix the task's "
+                         "list.") from None
+    _guard_includes(source, text, arch, compiler, forbidden)
+    flags = json.dumps([target["flags"], target["link"], sorted((forbidden_libraries or {}).items())])
     key = hashlib.sha256(text + flags.encode() + _compiler_version(compiler).encode())
     folder = (cache_dir or cache_root()) / f"{arch}-{key.hexdigest()[:24]}"
     source_sha = hashlib.sha256(text).hexdigest()
@@ -186,7 +193,7 @@ def _preprocess_commands(arch: str, compiler: str, staged: Path) -> tuple[list[l
     return commands, top
 
 
-def _guard_includes(source: Path, text: bytes, arch: str, compiler: str) -> None:
+def _guard_includes(source: Path, text: bytes, arch: str, compiler: str, forbidden: guard.Forbidden) -> None:
     """Check every #include, textually and from the preprocessor's own list of opened files."""
     display = str(source)
     violations = guard.check_include_lines(text.decode("utf-8", errors="replace"), display)
@@ -199,13 +206,13 @@ def _guard_includes(source: Path, text: bytes, arch: str, compiler: str) -> None
     failed = next((run for run in runs if run.returncode != 0), None)
     if failed is not None:
         # a forbidden header is refused by name whether or not it is installed here
-        violations += guard.check_missing_headers(failed.stderr, str(staged), display)
+        violations += guard.check_missing_headers(failed.stderr, str(staged), display, forbidden)
         if not violations:
             raise BuildError(f"{source}: compilation failed:\n"
                              f"{_errors_first(failed.stderr.replace(str(staged), display))}")
     roots = guard.header_roots(cuda_home, _host_compiler())
     for run in runs:
-        violations += guard.check_headers(run.stdout, str(staged), display, roots)
+        violations += guard.check_headers(run.stdout, str(staged), display, roots, forbidden)
     if violations:
         raise BuildError("guard: " + "; ".join(dict.fromkeys(map(str, violations))))
 

@@ -4,8 +4,8 @@ A candidate's host code runs inside the process that judges it, so it is checked
 
 - Includes, from the preprocessor's own view (build.py runs the target's preprocessing steps and hands
   the output here): every file it opened must lie in the CUDA toolkit's or the system's C/C++ headers,
-  and must not belong to a library a kernel may not use (CUTLASS, CuTe, cuBLAS, cuDNN, Thrust), even
-  where the toolkit ships it. Textually, an `#include` must name a `<header>`: no macro, no absolute
+  and must not belong to a library the task forbids (its `forbidden_libraries`, e.g. a vendor library
+  that already solves the task), even where the toolkit ships it. Textually, an `#include` must name a `<header>`: no macro, no absolute
   path, no quoted local file (a kernel is one self-contained file).
 - The compiled object, before it is linked (so the static CUDA runtime's own imports are not mixed in):
   every symbol it imports must be a CUDA runtime/driver entry point, nvcc's registration glue, or on a
@@ -34,6 +34,7 @@ import glob
 import os
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,15 +43,10 @@ ALLOWED_NEEDED = re.compile(
     r"^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[-\w]*|libcudart)\.so(\.[\d.]+)?$"
 )
 
-# Header trees a kernel must not use, by a path component's stem (the part before the first dot).
-FORBIDDEN_HEADERS: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"^cutlass"), "CUTLASS"),
-    (re.compile(r"^cute$"), "CuTe"),
-    (re.compile(r"^cublas"), "cuBLAS"),
-    (re.compile(r"^cudnn"), "cuDNN"),
-    (re.compile(r"^thrust$"), "Thrust"),
-)
 SYSTEM_HEADER_ROOTS = ("/usr/include", "/usr/lib/gcc")
+# Libraries a task forbids, as `forbidden_patterns` makes them: (the library's name, its pattern). The harness
+# itself forbids none: which libraries would do a task's work for it is the task folder's to say.
+Forbidden = tuple[tuple[str, re.Pattern], ...]
 
 # Imports an object may have. CUDA: runtime (cuda*), driver (cu*) and nvcc's registration glue.
 _CUDA_SYMBOL = re.compile(r"^(cuda[A-Z]\w*|cu[A-Z]\w*|__cuda[A-Z]\w*|__fatbinwrap\w*)$")
@@ -211,13 +207,14 @@ def opened_headers(preprocessed: str, candidate: str) -> dict[str, int | None]:
     return opened
 
 
-def check_headers(preprocessed: str, candidate: str, display: str, roots: tuple[str, ...]) -> list[Violation]:
-    """Every header the preprocessor opened must lie under `roots` and not belong to a forbidden library."""
+def check_headers(preprocessed: str, candidate: str, display: str, roots: tuple[str, ...],
+                  forbidden: Forbidden = ()) -> list[Violation]:
+    """Every header the preprocessor opened must lie under `roots` and not belong to a `forbidden` library."""
     violations = []
     for header, line in opened_headers(preprocessed, candidate).items():
         where = display if line is None else f"{display}:{line}"
         real = os.path.realpath(header)
-        if banned := forbidden_library(real):
+        if banned := forbidden_library(real, forbidden):
             violations.append(Violation(where, f"pulls in {header} ({banned} is not allowed)", header))
         elif not any(real == root or real.startswith(root + os.sep) for root in roots):
             violations.append(Violation(where, f"pulls in {header} (only the CUDA toolkit's and the system's "
@@ -225,20 +222,27 @@ def check_headers(preprocessed: str, candidate: str, display: str, roots: tuple[
     return violations
 
 
-def forbidden_library(path: str) -> str | None:
+def forbidden_patterns(libraries: Mapping[str, str] | None) -> Forbidden:
+    """A task's `forbidden_libraries` (the library's name -> a regular expression that a folder or file name
+    on its headers' paths matches whole, in any case, up to its first dot) made ready for the checks; None
+    or {} forbids nothing. A pattern that is not a regular expression raises re.error."""
+    return tuple((name, re.compile(pattern, re.IGNORECASE)) for name, pattern in sorted((libraries or {}).items()))
+
+
+def forbidden_library(path: str, forbidden: Forbidden) -> str | None:
     """The forbidden library a header path belongs to, by any of its components."""
-    return next((name for part in Path(path).parts for pattern, name in FORBIDDEN_HEADERS
-                 if pattern.search(part.split(".")[0].lower())), None)
+    return next((name for part in Path(path).parts for name, pattern in forbidden
+                 if pattern.fullmatch(part.split(".")[0])), None)
 
 
 _MISSING = re.compile(r"^(.*?):(\d+):(?:\d+:)? fatal error: (.+?): No such file or directory", re.M)
 
 
-def check_missing_headers(errors: str, candidate: str, display: str) -> list[Violation]:
+def check_missing_headers(errors: str, candidate: str, display: str, forbidden: Forbidden = ()) -> list[Violation]:
     """Forbidden headers the preprocessor could not find (the library is not installed here)."""
     violations = []
     for file, line, header in _MISSING.findall(errors):
-        if (banned := forbidden_library(header)) and file == candidate:
+        if (banned := forbidden_library(header, forbidden)) and file == candidate:
             violations.append(Violation(f"{display}:{line}", f"includes {header} ({banned} is not allowed)", header))
     return violations
 

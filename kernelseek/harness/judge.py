@@ -308,7 +308,8 @@ def check_out_path(out: str | Path) -> None:
 def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: list, verdict: Judgement, *,
                  quick: bool, seed: int | None, beside: bool | None, progress: Callable[[dict], None] | None,
                  on_start: Callable[[int], None] | None, timeout_s: float | None) -> None:
-    build = build_kernel(kernel, arch, entry_point=task.entry_point or None)
+    build = build_kernel(kernel, arch, entry_point=task.entry_point or None,
+                         forbidden_libraries=task.forbidden_libraries)
     verdict.build, verdict.sha256 = build.to_dict(), build.sha256
     verdict.build.pop("log", None)
     if on_start:

@@ -331,7 +331,8 @@ def sanitize(task: str | Path | Task, kernel: str | Path, arch: str, *, tools: l
     if not suite:
         raise TaskError(f"{task.folder}: no sanitizer scenario for {arch} matches '{scenarios}'.")
     assert "-lineinfo" in TARGETS[arch]["flags"], "findings name file and line only with -lineinfo"
-    build = build_kernel(kernel, arch, entry_point=task.entry_point or None)
+    build = build_kernel(kernel, arch, entry_point=task.entry_point or None,
+                         forbidden_libraries=task.forbidden_libraries)
     kernels = [r["kernel"] for r in build.resources if r.get("kernel")]
     display = Path(kernel).name
     expected = [s.name for s in suite]

@@ -63,6 +63,12 @@ class Task:
     seed: str = ""  # path of the seed kernel, relative to the folder above evals/ (the project or the package)
     archs: tuple[str, ...] = ()  # the targets this task has suites for ("sm90", "sm100", "cpu")
     headline_baseline: dict[str, str] = {}  # arch -> name of the baseline the speedup is against
+    # Libraries a kernel for this task may not use (one that would do the task's work for it), even where the
+    # toolkit ships them: the library's name -> a regular expression that a folder or file name on its headers'
+    # paths matches whole (in any case, up to the first dot), e.g. {"cuBLAS": r"cublas.*"}. The guard
+    # refuses an #include of one, installed here or not. None by default: then only the guard's own rule holds
+    # (headers of the CUDA toolkit and of the system's C/C++ library only).
+    forbidden_libraries: dict[str, str] = {}
 
     folder: Path = Path(".")
 
@@ -168,8 +174,22 @@ def load_task(path: str | Path) -> Task:
     task = getattr(module, "TASK", None)
     if not isinstance(task, Task):
         raise TaskError(f"{module_file}: TASK is missing or not a kernelseek Task; define TASK = YourTask().")
+    _check_forbidden_libraries(task.forbidden_libraries, module_file)
     task.folder = folder.resolve()
     return task
+
+
+def _check_forbidden_libraries(libraries: Any, module_file: Path) -> None:
+    if not isinstance(libraries, dict) or not all(isinstance(k, str) and k and isinstance(v, str)
+                                                  for k, v in libraries.items()):
+        raise TaskError(f"{module_file}: forbidden_libraries is {libraries!r}; make it a dict from each library's "
+                        "name to a pattern of its headers' folder or file names, e.g. {'cuBLAS': 'cublas.*'}.")
+    for name, pattern in libraries.items():
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise TaskError(f"{module_file}: forbidden_libraries['{name}'] = {pattern!r} is not a regular "
+                            f"expression ({error}); fix the pattern.") from None
 
 
 # --- running a task folder's code -----------------------------------------------------------------

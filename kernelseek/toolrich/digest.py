@@ -139,12 +139,14 @@ def x86_mix(library: str | Path, entry_point: str, timeout_s: float = 60.0) -> l
             "  most frequent: " + ", ".join(f"{op} {n}" for op, n in counts.most_common(12))]
 
 
-def code_digest(source: str | Path, arch: str, *, entry_point: str | None = None, timeout_s: float = 60.0) -> str:
-    """The digest of `source` built for `arch` by the harness (cached by content, as the judge builds it)."""
+def code_digest(source: str | Path, arch: str, *, entry_point: str | None = None,
+                forbidden_libraries: dict[str, str] | None = None, timeout_s: float = 60.0) -> str:
+    """The digest of `source` built for `arch` by the harness (cached by content, as the judge builds it, with
+    the task's `forbidden_libraries`)."""
     from kernelseek.harness import BuildError, build_kernel
 
     try:
-        build = build_kernel(source, arch)
+        build = build_kernel(source, arch, forbidden_libraries=forbidden_libraries)
     except BuildError as error:
         return f"unavailable: the candidate does not build, so there is no compiled code to digest: {error}"
     lines = [f"compiled code of {Path(source).name} for {arch} (library {build.library})"]

@@ -104,7 +104,8 @@ def summarize(rows: list[dict], per_section: int = 6) -> list[str]:
 
 
 def profile_summary(source: str | Path, arch: str, task: str | Path, *, scenario: str | None = None,
-                    timeout_s: float = 180.0, sections: tuple[str, ...] = SECTIONS) -> str:
+                    timeout_s: float = 180.0, sections: tuple[str, ...] = SECTIONS,
+                    forbidden_libraries: dict[str, str] | None = None) -> str:
     """Nsight Compute's summary of `source` built for `arch`, run on one scenario of `task` (the first quick
     one unless named). Never raises for an unusable machine or kernel: the answer says why."""
     problem = gpu_unavailable(arch)
@@ -113,7 +114,7 @@ def profile_summary(source: str | Path, arch: str, task: str | Path, *, scenario
     from kernelseek.harness import BuildError, build_kernel
 
     try:
-        build = build_kernel(source, arch)
+        build = build_kernel(source, arch, forbidden_libraries=forbidden_libraries)
     except BuildError as error:
         return f"unavailable: the candidate does not build, so it cannot be profiled: {error}"
     ncu = find_tool("ncu")

@@ -49,11 +49,11 @@ def _candidate(arguments: dict[str, Any], ctx: ToolContext, cfg: Configuration) 
     return path
 
 
-def _entry_point(cfg: Configuration) -> str | None:
+def _task(cfg: Configuration) -> Any:  # noqa: ANN401 - a Task, or None
     try:
         from kernelseek.harness import load_task
 
-        return load_task(cfg.task).entry_point
+        return load_task(cfg.task)
     except Exception:  # noqa: BLE001 - the digest says the entry point is unknown
         return None
 
@@ -61,13 +61,17 @@ def _entry_point(cfg: Configuration) -> str | None:
 def run_profile(arguments: dict[str, Any], ctx: ToolContext) -> str:
     cfg = config(ctx)
     timeout = float(settings(ctx).get("profile_timeout_s", min(ctx.timeout_s, 300.0)))
+    task = _task(cfg)
     return profile_summary(_candidate(arguments, ctx, cfg), cfg.arch, cfg.task,
-                           scenario=arguments.get("scenario") or None, timeout_s=timeout)
+                           scenario=arguments.get("scenario") or None, timeout_s=timeout,
+                           forbidden_libraries=task.forbidden_libraries if task else None)
 
 
 def run_digest(arguments: dict[str, Any], ctx: ToolContext) -> str:
     cfg = config(ctx)
-    return code_digest(_candidate(arguments, ctx, cfg), cfg.arch, entry_point=_entry_point(cfg),
+    task = _task(cfg)
+    return code_digest(_candidate(arguments, ctx, cfg), cfg.arch, entry_point=task.entry_point if task else None,
+                       forbidden_libraries=task.forbidden_libraries if task else None,
                        timeout_s=min(ctx.timeout_s, 120.0))
 
 

@@ -32,6 +32,9 @@ class AddRmsNorm(Task):
     seed = "kernels/seeds/add_rmsnorm.cu"
     archs = ("sm90", "sm100")
     headline_baseline = {"sm90": "torch_compile", "sm100": "torch_compile"}
+    # libraries that would do a kernel's work for it, or hide it: refused by the guard, even from the toolkit
+    forbidden_libraries = {"CUTLASS": r"cutlass.*", "CuTe": "cute", "cuBLAS": r"cublas.*", "cuDNN": r"cudnn.*",
+                           "Thrust": "thrust"}
 
     def scenarios(self, arch: str) -> list[Scenario]:
         return {"sm90": suites.sm90, "sm100": suites.sm100, "tiny": suites.tiny}[arch]()

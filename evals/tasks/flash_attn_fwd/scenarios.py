@@ -205,7 +205,7 @@ def limits(arch: str) -> dict[str, int]:
     return {key: max(size[key] for size in sizes) for key in sizes[0]}
 
 
-@functools.lru_cache(maxsize=None)  # the hold-out sampler asks once per scenario drawn
+@functools.cache  # the hold-out sampler asks once per scenario drawn
 def head_dims(arch: str) -> tuple[int, ...]:
     return tuple(sorted({s.params["head_dim"] for s in suite_for(arch)}))
 

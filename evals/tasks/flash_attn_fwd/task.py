@@ -29,6 +29,9 @@ class FlashAttnFwd(Task):
     seed = "kernels/seeds/flash_attn_fwd.cu"
     archs = ("sm90", "sm100")
     headline_baseline = {"sm90": "fa3", "sm100": "fa4"}
+    # libraries that would do a kernel's work for it, or hide it: refused by the guard, even from the toolkit
+    forbidden_libraries = {"CUTLASS": r"cutlass.*", "CuTe": "cute", "cuBLAS": r"cublas.*", "cuDNN": r"cudnn.*",
+                           "Thrust": "thrust"}
 
     def scenarios(self, arch: str) -> list[Scenario]:
         return {"sm90": suites.sm90, "sm100": suites.sm100, "tiny": suites.tiny}[arch]()

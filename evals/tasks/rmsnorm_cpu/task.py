@@ -33,6 +33,8 @@ class RmsNormCpu(Task):
     seed = "kernels/seeds/rmsnorm_cpu.cpp"
     archs = ("cpu",)
     headline_baseline = {"cpu": "torch"}
+    # linear-algebra libraries a system may have under /usr/include: the kernel is written, not called
+    forbidden_libraries = {"Eigen": r"eigen\d*", "CBLAS": "cblas", "MKL": r"mkl.*", "OpenBLAS": r"openblas.*"}
 
     def scenarios(self, arch: str) -> list[Scenario]:
         return [Scenario(f"rows{r}_cols{c}", "rows" if r >= c else "cols", {"rows": r, "cols": c}, quick=q)
