@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from kernelseek.cli import app
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
 SEED = default_bank_dir() / "seed.yaml"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def seed_questions() -> list[Question]:
@@ -163,3 +165,44 @@ def test_write_refuses_an_entry_it_could_not_read_back(tmp_path):
     with pytest.raises(BankError):
         write_bank_file(bank)
     assert not path.exists()
+
+
+# --- the format's models (kernelseek/bank/schema.py): unknown keys anywhere, files written before them ----
+
+@pytest.mark.parametrize("data, words", [
+    ({"questions": [GOOD], "version": 2},
+     "the field 'version' is not a field of a bank file (its fields are name, description, questions, merged); "
+     "remove it or correct its name."),
+    ({"questions": [GOOD], "merged": {"q9": {"provenance": [{"source": "session"}], "note": "x"}}},
+     "merged 'q9' has the unknown field 'note' (it holds fits and provenance); fix that entry."),
+    ({"questions": [{**GOOD, "outcomes": {"asked": 1, "wins": 1}}]},
+     "entry 1 ('q1'): the field 'outcomes' has the unknown field 'wins' (expected asked, scored, successes, "
+     "mean_gain); fix that entry."),
+])
+def test_an_unknown_key_anywhere_in_a_bank_file_is_one_sentence(tmp_path, data, words):
+    path = write(tmp_path / "learned-x.yaml", data)
+    with pytest.raises(BankError) as error:
+        load_bank_file(path)
+    assert str(error.value) == f"{path}: {words}"
+
+
+def test_bank_files_written_before_the_models_still_load(tmp_path):
+    """tests/fixtures/bank/learned-humans.yaml is what `bank learn` wrote from the two fixture sessions before
+    the format became pydantic models (outcomes, session provenance with every key, a `merged` entry)."""
+    written = Path(__file__).parent / "fixtures" / "bank" / "learned-humans.yaml"
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    shutil.copy(ROOT / "bank" / "seed.yaml", bank)
+    shutil.copy(written, bank)
+    raw = yaml.safe_load(written.read_text())
+    questions = {q.id: q for q in load_bank(bank)}
+    assert len(questions) == len(yaml.safe_load((ROOT / "bank" / "seed.yaml").read_text())["questions"]) + \
+        len(raw["questions"])
+    for entry in raw["questions"]:  # kept as written: every provenance key, the outcomes
+        assert questions[entry["id"]].provenance == entry["provenance"]
+        assert questions[entry["id"]].outcomes == entry.get("outcomes", {})
+    assert raw["merged"]
+    for qid, merged in raw["merged"].items():  # applied to the entries of the seed they name
+        assert all(p in questions[qid].provenance for p in merged["provenance"]) and questions[qid].source == "seed.yaml"
+    for folder in (ROOT / "bank", ROOT / "evals" / "experiments" / "cpu_forks" / "bank"):  # the shipped banks
+        assert load_bank(folder)

@@ -41,6 +41,9 @@ folder name never overwrite each other:
     {"version": 1, "runs": {"RUN_UUID": {"recorded": ISO_TIME, "run": FOLDER_NAME, "outcomes": [
         {"id": BANK_ID, "seq": 17, "before": 1.02, "after": 1.31, "gain": 1.28, "success": true}]}}}
 
+The format is checked by the pydantic models of kernelseek/bank/schema.py: an unknown key anywhere (at the
+top, in an entry, its outcomes or a `merged` entry) is refused in one sentence naming the file and the field.
+
 Every write goes to a temporary file in the same folder, is flushed to disk and renamed over the old
 file, so a crash never leaves a half-written bank or stats file.
 """
@@ -52,7 +55,6 @@ import copy
 import json
 import math
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,15 +62,12 @@ from typing import Any
 
 import yaml
 
+from kernelseek.bank import schema
 from kernelseek.files import atomic_write_text
 from kernelseek.project import user_data_dir
-from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
 STATS_FILE = "stats.json"
 NOT_BANK_FILES = ("terms.yaml",)  # the term map (kernelseek.bank.terms) lives beside the bank files
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-ENTRY_FIELDS = ("id", "text", "kind", "fits", "provenance", "flags", "outcomes")
-OUTCOME_FIELDS = ("asked", "scored", "successes", "mean_gain")
 
 
 class BankError(ValueError):
@@ -140,46 +139,7 @@ def default_bank_dir() -> Path:
     return project.bank_dir()
 
 
-# --- validation ------------------------------------------------------------------------------------
-
-def _entry_problem(entry: Any) -> tuple[str, str] | None:
-    """(field, what is wrong) for a bad entry, or None."""
-    if not isinstance(entry, dict):
-        return ("", "is not a mapping of fields")
-    for name in entry:
-        if name not in ENTRY_FIELDS:
-            return (name, f"is not a known field (expected {', '.join(ENTRY_FIELDS)})")
-    for name in ("id", "text", "kind", "fits"):
-        if name not in entry:
-            return (name, "is missing")
-    if not isinstance(entry["id"], str) or not ID_PATTERN.match(entry["id"]):
-        return ("id", "must be a word of letters, digits, '-', '_' or '.'")
-    if not isinstance(entry["text"], str) or not entry["text"].strip():
-        return ("text", "must be a non-empty string")
-    if entry["kind"] not in QUESTION_KINDS:
-        return ("kind", f"is '{entry['kind']}', not one of {', '.join(QUESTION_KINDS)}")
-    fits = entry["fits"]
-    if not isinstance(fits, list) or not fits:
-        return ("fits", f"must be a non-empty list of decision points ({', '.join(DECISION_POINTS)})")
-    for point in fits:
-        if point not in DECISION_POINTS:
-            return ("fits", f"names '{point}', not one of {', '.join(DECISION_POINTS)}")
-    provenance = entry.get("provenance", [])
-    if not isinstance(provenance, list) or not all(isinstance(p, dict) and "source" in p for p in provenance):
-        return ("provenance", "must be a list of mappings, each with a 'source'")
-    flags = entry.get("flags", [])
-    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
-        return ("flags", "must be a list of strings")
-    outcomes = entry.get("outcomes", {})
-    if not isinstance(outcomes, dict):
-        return ("outcomes", "must be a mapping")
-    for name, value in outcomes.items():
-        if name not in OUTCOME_FIELDS:
-            return ("outcomes", f"has the unknown field '{name}' (expected {', '.join(OUTCOME_FIELDS)})")
-        if value is not None and not _count_or_ratio(value):
-            return ("outcomes", f"has '{name}' = {value!r}, which is not a finite number of 0 or more")
-    return None
-
+# --- validation: the models of kernelseek/bank/schema.py ------------------------------------------------
 
 def _count_or_ratio(value: Any) -> bool:
     """A finite number >= 0 (NaN and infinities would poison the policy's means)."""
@@ -188,15 +148,13 @@ def _count_or_ratio(value: Any) -> bool:
 
 def parse_bank(data: Any, path: Path) -> BankFile:
     """Validate the parsed YAML of one bank file."""
-    if not isinstance(data, dict):
-        raise BankError(f"{path}: the file must be a mapping with a 'questions' list; rewrite it in that shape.")
-    questions = data.get("questions")
-    if not isinstance(questions, list):
-        raise BankError(f"{path}: the field 'questions' is missing or not a list; add a list of questions.")
+    if problem := schema.file_problem(data):
+        raise BankError(f"{path}: {problem}")
+    questions = data["questions"]
     result: list[Question] = []
     seen: set[str] = set()
     for index, entry in enumerate(questions, 1):
-        problem = _entry_problem(entry)
+        problem = schema.entry_problem(entry)
         label = entry.get("id") if isinstance(entry, dict) and isinstance(entry.get("id"), str) else None
         where = f"entry {index}" + (f" ('{label}')" if label else "")
         if problem:
@@ -211,16 +169,8 @@ def parse_bank(data: Any, path: Path) -> BankFile:
                                flags=list(entry.get("flags") or []),
                                outcomes=dict(entry.get("outcomes") or {}), source=path.name))
     merged = data.get("merged") or {}
-    if not isinstance(merged, dict):
-        raise BankError(f"{path}: the field 'merged' must map entry ids to {{fits, provenance}}; fix it.")
     for qid, entry in merged.items():
-        problem = None
-        if not isinstance(entry, dict) or not isinstance(entry.get("provenance"), list) or \
-                not all(isinstance(p, dict) and "source" in p for p in entry["provenance"]):
-            problem = "needs 'provenance', a list of mappings each with a 'source'"
-        elif not isinstance(entry.get("fits", []), list) or any(f not in DECISION_POINTS for f in entry.get("fits", [])):
-            problem = f"has 'fits' that are not decision points ({', '.join(DECISION_POINTS)})"
-        if problem:
+        if problem := schema.merged_problem(entry):
             raise BankError(f"{path}: merged '{qid}' {problem}; fix that entry.")
     description = data.get("description") or ""
     return BankFile(path=path, name=str(data.get("name") or path.stem), description=str(description),
