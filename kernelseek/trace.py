@@ -1,7 +1,7 @@
 """The run trace: an append-only JSON-lines log, one event per line, in `runs/<id>/trace.jsonl`.
 
-This module is the one place the trace schema is defined; the loop writes it, the bank learns from
-it, the analysis reads it. Every event carries:
+This module and its events' pydantic models (kernelseek/trace_events.py) are the one place the trace schema
+is defined; the loop writes it, the bank learns from it, the analysis reads it. Every event carries:
 
     seq    int     position in the file, from 0
     time   str     ISO-8601 UTC time it was written
@@ -70,77 +70,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-DECISION_POINTS = ("done", "claimed_limit", "plateau", "failing", "no_evaluation")
-INTERJECTION = "interjection"  # a human message sent with `kernelseek ask`, at no decision point
+from kernelseek import trace_events
+from kernelseek.trace_events import (  # noqa: F401 - the schema's names, where readers have always found them
+    COMMON_FIELDS,
+    DECISION_POINTS,
+    EVENT_FIELDS,
+    HOLDOUT_FIELDS,
+    INTERJECTION,
+    QUESTION_KINDS,
+)
+
 MAX_MESSAGE_CHARS = 500  # a typed question or message is cut to this length (with a warning)
-QUESTION_KINDS = ("layer_shift", "reject_limit", "inform", "other")
-
-EVENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "run_start": ("task", "kernel", "arch", "mode", "graph", "worker", "target", "budgets"),
-    "model_call": ("model", "prompt_tokens", "completion_tokens", "cost_usd", "content", "tool_calls"),
-    "tool_start": ("name", "arguments"),
-    "tool_call": ("name", "arguments", "result", "ok"),
-    "evaluation": ("candidate", "parent", "path", "sha256", "judgement", "correct", "speedup",
-                   "reason", "best", "report"),
-    "decision_point": ("kind", "detail", "worker_words"),
-    "question": ("text", "source", "bank_id", "question_kind", "decision_point"),
-    "human_message": ("text", "decision_point", "context"),
-    "model_retry": ("attempt", "error", "wait_s"),
-    "trim": ("dropped", "dropped_turns", "tokens_before", "tokens_after", "window"),
-    "sanitizer": ("candidate", "passed", "tools", "reason"),
-    "run_end": ("reason", "best_speedup", "steps", "cost_usd"),
-}
-COMMON_FIELDS = ("seq", "time", "type", "step", "key")
-
-# The type of each field that the readers (trace show, the analysis, bank learning) rely on: "int" a whole
-# number, "id" a whole number or a string, "num" any number, "str", "bool", "dict", "list"; a trailing "?" allows null.
-FIELD_TYPES: dict[str, dict[str, str]] = {
-    "*": {"seq": "int", "time": "str", "type": "str", "step": "int", "key": "str"},
-    "run_start": {"task": "str", "kernel": "str", "arch": "str", "mode": "str", "graph": "str", "worker": "str?",
-                  "target": "num?", "budgets": "dict"},
-    "model_call": {"model": "str?", "prompt_tokens": "int?", "completion_tokens": "int?", "cost_usd": "num?",
-                   "content": "str?", "tool_calls": "list"},
-    "tool_start": {"name": "str", "arguments": "dict"},
-    "tool_call": {"name": "str", "arguments": "dict", "result": "str?", "ok": "bool"},
-    "evaluation": {"candidate": "id", "parent": "id?", "path": "str", "sha256": "str?", "judgement": "str",
-                   "correct": "bool", "speedup": "num?", "reason": "str?", "best": "bool", "report": "str?"},
-    "decision_point": {"kind": "str", "detail": "str", "worker_words": "str?"},
-    "question": {"text": "str", "source": "str", "bank_id": "str?", "question_kind": "str?",
-                 "decision_point": "str"},
-    "human_message": {"text": "str", "decision_point": "str", "context": "dict?"},
-    "model_retry": {"error": "str", "wait_s": "num"},
-    "run_end": {"reason": "str", "best_speedup": "num?", "steps": "int", "cost_usd": "num?"},
-}
-TYPE_NAMES = {"id": "a candidate id (a whole number or a string)", "int": "a whole number", "num": "a number", "str": "a string", "bool": "true or false",
-              "dict": "an object", "list": "a list"}
-
-
-def _has_type(value: Any, expected: str) -> bool:
-    if expected.endswith("?"):
-        if value is None:
-            return True
-        expected = expected[:-1]
-    if expected == "int":
-        return _whole(value)
-    if expected == "id":
-        return _whole(value) or isinstance(value, str)
-    if expected == "num":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, {"str": str, "bool": bool, "dict": dict, "list": list}[expected])
-
-
-def _type_problem(event: dict) -> str | None:
-    for scope in ("*", event["type"]):
-        for name, expected in FIELD_TYPES.get(scope, {}).items():
-            if name in event and not _has_type(event[name], expected):
-                what = TYPE_NAMES[expected.rstrip("?")] + (" or null" if expected.endswith("?") else "")
-                where = "the field" if scope == "*" else f"the {event['type']} event's field"
-                return f"{where} '{name}' is {json.dumps(event[name], default=str)[:60]}, not {what}"
-    if event["type"] == "model_call" and not all(isinstance(c, dict) and isinstance(c.get("name"), str)
-                                                 for c in event["tool_calls"]):
-        return "the model_call event's tool_calls are not all objects with a name"
-    return None
-HOLDOUT_FIELDS = ("n", "seed", "correct", "speedup")  # an evaluation's optional `holdout` object
 
 
 class TraceError(ValueError):
@@ -154,61 +94,8 @@ class TraceProblem:
 
 
 def validate_event(event: Any) -> str | None:
-    """Return why `event` is not a valid trace event, or None."""
-    if not isinstance(event, dict):
-        return "the line is not a JSON object"
-    for name in COMMON_FIELDS:
-        if name not in event:
-            return f"the field '{name}' is missing"
-    kind = event["type"]
-    if not isinstance(kind, str) or kind not in EVENT_FIELDS:
-        return f"the type '{kind}' is unknown (expected one of {', '.join(EVENT_FIELDS)})"
-    for name in EVENT_FIELDS[kind]:
-        if name not in event:
-            return f"the {kind} event lacks the field '{name}'"
-    problem = _type_problem(event)
-    if problem:
-        return problem
-    if kind == "decision_point" and event["kind"] not in DECISION_POINTS:
-        return f"the decision point kind '{event['kind']}' is unknown"
-    if kind == "question" and event["question_kind"] not in (*QUESTION_KINDS, None):
-        return f"the question kind '{event['question_kind']}' is unknown"
-    if kind == "human_message" and event["decision_point"] not in (*DECISION_POINTS, INTERJECTION):
-        return f"the human message's decision point '{event['decision_point']}' is unknown"
-    if kind == "trim":
-        for name in EVENT_FIELDS["trim"]:
-            if not _whole(event[name]) or event[name] < 0:
-                return f"the trim event's {name} {event[name]!r} is not a whole number, 0 or more"
-    if kind == "model_retry" and (not _whole(event["attempt"]) or event["attempt"] < 1):
-        return f"the model_retry event's attempt {event['attempt']!r} is not a whole number, 1 or more"
-    if kind == "sanitizer" and (not isinstance(event["passed"], bool) or not isinstance(event["tools"], dict)):
-        return "the sanitizer event's passed is not true or false, or its tools is not an object"
-    if kind == "evaluation" and "holdout" in event:
-        return holdout_problem(event["holdout"])
-    return None
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def holdout_problem(holdout: Any) -> str | None:
-    """Why an evaluation event's `holdout` field is malformed, or None."""
-    if not isinstance(holdout, dict):
-        return "the evaluation's holdout is not an object {n, seed, correct, speedup}"
-    for name in HOLDOUT_FIELDS:
-        if name not in holdout:
-            return f"the evaluation's holdout lacks the field '{name}'"
-    n, seed, correct, speedup = (holdout[name] for name in HOLDOUT_FIELDS)
-    if not _whole(n) or n < 1:
-        return f"the evaluation's holdout n {n!r} is not a positive whole number"
-    if not _whole(seed) or seed < 0:
-        return f"the evaluation's holdout seed {seed!r} is not a whole number, 0 or more"
-    if not _whole(correct) or not 0 <= correct <= n:
-        return f"the evaluation's holdout correct {correct!r} is not a count between 0 and {n}"
-    if speedup is not None and (isinstance(speedup, bool) or not isinstance(speedup, int | float) or speedup <= 0):
-        return f"the evaluation's holdout speedup {speedup!r} is not a positive number or null"
-    return None
+    """Return why `event` is not a valid trace event (by its model in kernelseek/trace_events.py), or None."""
+    return trace_events.problem(event)
 
 
 def read_trace(path: str | Path, *, allow_torn_tail: bool = True) -> list[dict]:
