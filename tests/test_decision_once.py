@@ -62,6 +62,7 @@ def test_the_seed_bank_has_questions_for_the_new_decision_point(point):
     assert {"layer_shift", "reject_limit"} <= kinds
 
 
+@pytest.mark.slow  # a real judgement: its child process alone takes seconds (importing torch)
 def test_a_decision_after_a_judgement_is_detected_once_by_the_harness_node(tmp_path, monkeypatch):
     from loop_support import EVALUATE, write
 
