@@ -3,8 +3,9 @@
 Targets: `sm90` (nvcc, sm_90a), `sm100` (nvcc, sm_100a), `cpu` (the system C++ compiler). Before
 anything is compiled the includes are guarded (guard.py); the candidate is then compiled to an object,
 whose imports are guarded, and linked into the library. The cache key is the source, the flags, the
-compiler's version and the libraries the task forbids, so an edit (or a change of that list) always rebuilds; a cache entry is used only when its record parses, the
-recorded sizes and SHA-256s match its files and they pass the guard again, else it is rebuilt.
+compiler's version and the libraries the task forbids, so an edit (or a change of that list) always
+rebuilds; a cache entry is used only when its record parses, the recorded sizes and SHA-256s match its
+files and they pass the guard again, else it is rebuilt.
 """
 
 from __future__ import annotations
