@@ -14,6 +14,9 @@
 // Varlen uses the same TMA path: the last tile of a sequence is shifted back so a box never reads
 // past the sequence's end (and never past the tensor); the shifted-in rows are masked.
 // Split-KV (decode-like shapes): fp32 partials in a workspace allocated once, then a combine kernel.
+// Causal with more queries than keys: the leading query rows see no key (O = 0, lse = -inf); when
+// whole waves of tiles are such rows, a fill kernel writes them at streaming speed and the main
+// kernel starts at the first m-block that sees a key (v15: v12 + v14b's fill, without v14a's second Q buffer).
 // Fallback path (same file): a plain CUDA kernel, one warp per query row, for what TMA cannot take
 // (misaligned pointers or strides, varlen with fewer total rows than one tile, seqlen_k == 0).
 //
@@ -393,6 +396,7 @@ struct Params {
   int n_mblocks, n_splits;
   int n_pairs;         // > 0: causal pairing schedule over this many (heavy, light) m-block pairs
   int band;            // > 0 (one CTA per tile, causal): heavy first across bands of this many head slots
+  int mb_off;          // the first m-block of every head slot (m-blocks below it see no key: fa_fill_empty's)
   float* o_part;       // split-KV partials: [split][batch][hq][sq][D] fp32 and [split][batch][hq][sq]
   float* lse_part;
   float sl2;      // multiplier taking a (possibly capped) score to log2 units
@@ -536,7 +540,7 @@ struct TileScheduler {
       T.k_start = p.cu_k[T.b];
       T.sk = p.cu_k[T.b + 1] - T.k_start;
     }
-    T.m0 = mb * R;
+    T.m0 = (mb + p.mb_off) * R;
     if (T.m0 >= T.sq) return false;
     int nbk = (T.sk + BN - 1) / BN;
     if (p.causal) {
@@ -999,6 +1003,35 @@ __global__ void __launch_bounds__(kCombineThreads) fa_combine(const CombParams c
   if (lane == 0) c.lse[id] = lse;
 }
 
+// Rows that see no key (causal, the first `rows` query rows of every head when seqlen_q > seqlen_k):
+// O = 0 and lse = -inf, in 16-byte stores, consecutive threads on consecutive bytes of a query row
+// (the heads of one row are adjacent in O's usual layout). One block per (batch, row) at a time.
+struct FillParams {
+  __nv_bfloat16* o;
+  float* lse;
+  long long o_sb, o_sr, o_sh;  // elements, multiples of 8 (as the main kernel requires)
+  int batch, hq, sq, rows;
+};
+constexpr int kFillThreads = 256;
+
+template <int D>
+__global__ void __launch_bounds__(kFillThreads) fa_fill_empty(const FillParams f) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks of one head's row
+  const long long units = static_cast<long long>(f.batch) * f.rows;
+  const int per_unit = f.hq * kChunks;
+  for (long long u = blockIdx.x; u < units; u += gridDim.x) {
+    const int b = static_cast<int>(u / f.rows), row = static_cast<int>(u % f.rows);
+    __nv_bfloat16* orow = f.o + static_cast<long long>(b) * f.o_sb + static_cast<long long>(row) * f.o_sr;
+    for (int j = threadIdx.x; j < per_unit; j += kFillThreads) {
+      const int h = j / kChunks, c = j % kChunks;
+      *reinterpret_cast<uint4*>(orow + static_cast<long long>(h) * f.o_sh + 8 * c) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+  const long long heads = static_cast<long long>(f.batch) * f.hq;  // lse: [batch][hq][sq]
+  for (long long bh = blockIdx.x; bh < heads; bh += gridDim.x)
+    for (int row = threadIdx.x; row < f.rows; row += kFillThreads) f.lse[bh * f.sq + row] = -INFINITY;
+}
+
 // Fallback kernel: one warp per query row; any strides, any alignment.
 struct FbParams {
   const __nv_bfloat16 *q, *k, *v;
@@ -1323,6 +1356,27 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
   return static_cast<int>(tiles);
 }
 
+// Causal with seqlen_q > seqlen_k (bottom-right aligned): query row i sees keys j <= i + sk - sq, so
+// the first sq - sk rows of every head see none, and every m-block below m_lo = (sq - sk) / R is a
+// tile with no key block. The main kernel spends a whole tile on each (decode, then the register
+// epilogue: ~1.5 us a tile in v12's q7281/k35, 28 such tiles a CTA, 0.47x FA3) to write zeros. When
+// they make at least kFillMinWaves waves, a fill kernel writes their rows instead, with coalesced
+// 16-byte stores (one more launch, ~2 us, against >= 2 rounds of per-tile costs), and the main
+// kernel's tiles start at m_lo (Params::mb_off). Split-KV keeps them: its combine reads every row's
+// partials. Returns the rows to fill (0: none).
+// In waves of empty tiles per SM, not sequence lengths: the fill saves rounds of per-tile cost, set by tiles per SM.
+constexpr int kFillMinWaves = 2;
+static int choose_empty_fill(Params& prm, int nsm) {
+  prm.mb_off = 0;
+  if (!prm.causal || prm.varlen || prm.n_splits > 1 || prm.sq <= prm.sk) return 0;
+  const int m_lo = (prm.sq - prm.sk) / prm.pack_r;  // < n_mblocks: sk >= 1, so row sq - 1 sees a key
+  const long long slots = static_cast<long long>(prm.hq / prm.pack_g) * prm.batch;
+  if (static_cast<long long>(m_lo) * slots < static_cast<long long>(kFillMinWaves) * nsm) return 0;
+  prm.mb_off = m_lo;
+  prm.n_mblocks -= m_lo;
+  return m_lo * prm.pack_r;
+}
+
 // ---- launches ----------------------------------------------------------------------------------
 template <class C>
 static int launch_main(const Args& a, const Params& prm, int total_q_ub, int total_k_ub) {
@@ -1366,6 +1420,25 @@ static int launch_combine(const Args& a, const Params& prm) {
   const long long rows = static_cast<long long>(a.batch) * a.hq * a.sq;
   const unsigned blocks = static_cast<unsigned>((rows + kCombineRowsPerBlock - 1) / kCombineRowsPerBlock);
   fa_combine<D><<<blocks, kCombineThreads, 0, a.stream>>>(c);
+  return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
+}
+
+template <int D>
+static int launch_fill(const Args& a, const Params& prm, int rows, int nsm) {
+  FillParams f;
+  f.o = prm.o;
+  f.lse = a.lse;
+  f.o_sb = a.os[0];
+  f.o_sr = a.os[1];
+  f.o_sh = a.os[2];
+  f.batch = a.batch;
+  f.hq = a.hq;
+  f.sq = a.sq;
+  f.rows = rows;
+  const long long units = static_cast<long long>(a.batch) * rows;
+  const long long cap = 8LL * nsm;  // grid-stride: enough blocks to fill every SM several times
+  const unsigned blocks = static_cast<unsigned>(units < cap ? units : cap);
+  fa_fill_empty<D><<<blocks, kFillThreads, 0, a.stream>>>(f);
   return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
 }
 
@@ -1440,6 +1513,7 @@ static int attention(const Args& a) {
   prm.n_splits = 1;
   prm.n_pairs = 0;
   prm.band = 0;
+  prm.mb_off = 0;
   prm.o_part = nullptr;
   prm.lse_part = nullptr;
   int dev = 0;
@@ -1479,11 +1553,15 @@ static int attention(const Args& a) {
       }
     }
   }
+  // Rows that see no key, written by the fill kernel (fixed length, causal, unsplit; decided on the
+  // tiles and splits above, which count them).
+  const int fill_rows = fixed_len ? choose_empty_fill(prm, di.nsm) : 0;
   if (use_main) {
     const long long tq = static_cast<long long>(a.batch) * a.sq, tk = static_cast<long long>(a.batch) * a.sk;
     if (tq >= (1LL << 31) || tk >= (1LL << 31)) return kUnsupported;
     const int tqi = static_cast<int>(tq), tki = static_cast<int>(tk);
     int rc;
+    if (fill_rows > 0 && (rc = launch_fill<D>(a, prm, fill_rows, di.nsm))) return rc;
     if constexpr (Tiles::kHasWide)
       rc = wide ? launch_main<typename Tiles::Wide>(a, prm, tqi, tki) : launch_main<typename Tiles::Narrow>(a, prm, tqi, tki);
     else
