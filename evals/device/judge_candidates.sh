@@ -7,15 +7,12 @@
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
 # EVAL_FLAGS adds flags to every full judgement (e.g. EVAL_FLAGS="--holdout 24 --seed 1");
 # SANITIZE=none skips the sanitizers.
-# Before the call, here: stage FA3 (../shared/device/stage-wheels.sh --no-deps --dir .whl-fa3 fa3-fwd==0.0.3)
-# and prebuild each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90
-# --compile-only); carry [".whl-fa3/1", ".ks-cache"]. Candidate files are untracked (not ignored): they travel.
+# Before the call, here: stage FA3 and pydantic (evals/device/harness_wheels.sh says how) and prebuild
+# each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90 --compile-only); carry [".whl-fa3/1", ".whl-harness/1", ".ks-cache"]. Candidate files are untracked (not ignored): they travel.
 set -uo pipefail
 START=$SECONDS; LIMIT=${LIMIT:-570}
 left() { echo $((LIMIT - (SECONDS - START))); }
-if [ -f /tmp/ks-pythonpath ]; then export PYTHONPATH=$(cat /tmp/ks-pythonpath)
-else python3 -m pip install -q --no-index --no-deps --target /tmp/ks-fa3 .whl-fa3/1/*.whl || exit 1
-  echo /tmp/ks-fa3 > /tmp/ks-pythonpath; export PYTHONPATH=/tmp/ks-fa3; fi
+source evals/device/harness_wheels.sh || exit 1
 export PYTHONPATH=$PWD:$PYTHONPATH KERNELSEEK_CACHE=$PWD/.ks-cache PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/logs" evals/results
 first=${SANITIZE:-}

@@ -31,7 +31,7 @@ if [ ! -f /tmp/ks-pythonpath ] && ls .whl-agent/*/install-wheels.sh > /dev/null 
     eval "$line"; echo "$PYTHONPATH" > /tmp/ks-pythonpath
   else echo "the agent stack did not install: the session cannot run"; fi
 fi
-[ -f /tmp/ks-pythonpath ] && export PYTHONPATH=$(cat /tmp/ks-pythonpath)
+source evals/device/harness_wheels.sh || exit 1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} KERNELSEEK_CACHE=$PWD/.ks-cache PYTHONUNBUFFERED=1
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/ks-inductor}  # every judging child reuses compilations
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"

@@ -45,10 +45,9 @@ fi
 START=$SECONDS; LIMIT=${LIMIT:-580}; TOOL_LIMIT=${TOOL_LIMIT:-240}; PART=${PART:-all}
 left() { echo $((LIMIT - (SECONDS - START))); }
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/sanitizer"
-if [ -d .whl-fa3/1 ] && [ ! -f /tmp/ks-pythonpath ]; then
-  $PY -m pip install -q --no-index --no-deps --target /tmp/ks-fa3 .whl-fa3/1/*.whl && echo /tmp/ks-fa3 > /tmp/ks-pythonpath
-fi
-[ -f /tmp/ks-pythonpath ] && export PYTHONPATH=$PYTHONPATH:$(cat /tmp/ks-pythonpath)
+keep=$PYTHONPATH
+source evals/device/harness_wheels.sh || exit 1
+export PYTHONPATH=$keep:$PYTHONPATH
 $PY - <<'EOF'
 from kernelseek.harness.sanitize import _version, find_sanitizer, sanitize_problem
 found = find_sanitizer()
