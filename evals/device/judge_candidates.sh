@@ -8,7 +8,8 @@
 # EVAL_FLAGS adds flags to every full judgement (e.g. EVAL_FLAGS="--holdout 24 --seed 1");
 # SANITIZE=none skips the sanitizers.
 # Before the call, here: stage FA3 and pydantic (evals/device/harness_wheels.sh says how) and prebuild
-# each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90 --compile-only); carry [".whl-fa3/1", ".whl-harness/1", ".ks-cache"]. Candidate files are untracked (not ignored): they travel.
+# each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90 --compile-only);
+# carry [".whl-fa3/1", ".whl-harness/1", ".ks-cache"]. Candidate files are untracked (not ignored): they travel.
 set -uo pipefail
 START=$SECONDS; LIMIT=${LIMIT:-570}
 left() { echo $((LIMIT - (SECONDS - START))); }
