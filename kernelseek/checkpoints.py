@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +35,13 @@ def check_ref(ref: str) -> str:
                       "URL such as postgresql://user@host:5432/kernelseek.")
 
 
-def open_saver(ref: str | Path) -> Any:
-    """The checkpointer for `ref`: a SQLite file's path, or a PostgreSQL URL."""
-    return _postgres(str(ref)) if is_url(ref) else _sqlite(Path(ref))
+@contextmanager
+def open_saver(ref: str | Path) -> Iterator[Any]:
+    """The checkpointer for `ref` (a SQLite file's path, or a PostgreSQL URL), its connection closed on leaving
+    the block: a connection left open outlives the run and keeps reading the pages it cached."""
+    saver = _postgres(str(ref)) if is_url(ref) else _sqlite(Path(ref))
+    with closing(saver.conn):
+        yield saver
 
 
 def _sqlite(path: Path) -> Any:

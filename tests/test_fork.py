@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from loop_support import CLI, FIXTURES, ROOT, env, events, run_cli, shell, source
+from loop_support import CLI, FIXTURES, ROOT, env, events, graph_values, run_cli, shell, source
 
 DEMO = ROOT / "evals" / "experiments" / "cpu_forks"
 BANK = DEMO / "bank"
@@ -122,15 +122,17 @@ def test_fork_at_the_second_decision_point(world):
     from kernelseek.agent.run_store import Run
 
     opened = Run.open(fork)
-    graph = load_graph("kernelseek", opened.checkpointer())
-    lineage, snap = [], graph.get_state(opened.thread())
-    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in graph.get_state_history(opened.thread())}
+    with opened.checkpointer() as saver:
+        graph = load_graph("kernelseek", saver)
+        snap = graph.get_state(opened.thread())
+        by_id = {s.config["configurable"]["checkpoint_id"]: s for s in graph.get_state_history(opened.thread())}
+    lineage, latest = [], snap
     while snap is not None:
         lineage.append(snap.config["configurable"]["checkpoint_id"])
         snap = by_id.get(snap.parent_config["configurable"]["checkpoint_id"]) if snap.parent_config else None
     assert info["checkpoint_id"] in lineage and lineage.index(info["fork_checkpoint_id"]) == \
         lineage.index(info["checkpoint_id"]) - 1
-    assert snap is None and graph.get_state(opened.thread()).values["run_dir"] == str(fork)
+    assert snap is None and latest.values["run_dir"] == str(fork)
 
     shown = _cli(world, ["trace", "show", "f1"])
     assert shown.returncode == 0 and "FORK of run parent at step 4" in " ".join(shown.stdout.split())
@@ -181,11 +183,7 @@ def test_a_person_types_the_forks_question(world):
     question, = events(fork, "question")
     assert message["text"] == typed and question["source"] == "human" and question["step"] == 2
     assert (fork / "workspace" / "start.cpp").read_text() == source("slower")  # the parent's at step 2
-    from graphs import load_graph
-    from kernelseek.agent.run_store import Run
-
-    opened = Run.open(fork)
-    values = load_graph("kernelseek", opened.checkpointer()).get_state(opened.thread()).values
+    values = graph_values(fork)
     assert typed in values["messages"][-1]["content"] and values["step"] == 2
     no_answer = _cli(world, ["fork", "parent", "--at", "2", "--run-id", "typed2", "--no-run"], input="")
     assert no_answer.returncode == 3 and "no question came on stdin" in no_answer.stderr  # errors go to stderr

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from loop_support import bank_copy, events, invoke, run_cli, script
+from loop_support import bank_copy, events, graph_values, invoke, run_cli, script
 
 from kernelseek.agent import questioner
 
@@ -15,11 +15,7 @@ MESSAGE = "Have you looked at how the rows are split between threads?"
 
 
 def _conversation(run) -> list[dict]:
-    from graphs import load_graph
-    from kernelseek.agent.run_store import Run
-
-    opened = Run.open(run)
-    return load_graph("kernelseek", opened.checkpointer()).get_state(opened.thread()).values["messages"]
+    return graph_values(run)["messages"]
 
 
 @pytest.mark.slow

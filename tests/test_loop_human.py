@@ -4,7 +4,7 @@ and context. A run left waiting at its question (stdin closed) is resumed and as
 from __future__ import annotations
 
 import pytest
-from loop_support import EVALUATE, events, run_cli, script, write
+from loop_support import EVALUATE, events, graph_values, run_cli, script, write
 
 QUESTION = "What does the timing say about where the time goes, per row?"
 
@@ -39,11 +39,7 @@ def test_question_typed_at_the_prompt_is_recorded(tmp_path):
     assert question["source"] == "human" and question["text"] == QUESTION and question["bank_id"] is None
     assert question["decision_point"] == "claimed_limit"
     # the worker received the question as its next message
-    from graphs import load_graph
-    from kernelseek.agent.run_store import Run
-
-    opened = Run.open(run)
-    state = load_graph("kernelseek", opened.checkpointer()).get_state(opened.thread()).values
+    state = graph_values(run)
     asked = [m for m in state["messages"] if m["role"] == "user" and QUESTION in (m.get("content") or "")]
     assert len(asked) == 1
     calls = events(run, "model_call")

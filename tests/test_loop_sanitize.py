@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from loop_support import EVALUATE, FIXTURES, events, invoke, script, source
+from loop_support import EVALUATE, FIXTURES, events, graph_values, invoke, script, source
 from sanitizer_support import recorded_report
 
 from kernelseek.agent import harness_node
@@ -20,11 +20,7 @@ RACY = {"racecheck": "racecheck-smem_race.log"}
 
 
 def _conversation(run: Path) -> list[dict]:
-    from graphs import load_graph
-    from kernelseek.agent.run_store import Run
-
-    opened = Run.open(str(run))
-    return load_graph("kernelseek", opened.checkpointer()).get_state(opened.thread()).values["messages"]
+    return graph_values(run)["messages"]
 
 
 @pytest.mark.slow

@@ -12,7 +12,18 @@ import json
 import re
 
 import pytest
-from loop_support import EVALUATE, FIXTURES, bank_copy, events, invoke, script, shell, source, write
+from loop_support import (
+    EVALUATE,
+    FIXTURES,
+    bank_copy,
+    events,
+    graph_values,
+    invoke,
+    script,
+    shell,
+    source,
+    write,
+)
 
 from kernelseek.commands.run import describe
 
@@ -90,11 +101,7 @@ def test_scripted_session_on_the_cpu_task(tmp_path, monkeypatch):
 def worker_visible_text(run) -> str:
     """Everything the worker was given: its conversation (the state's messages, with every harness report
     and tool reply) and its workspace."""
-    from graphs import load_graph
-    from kernelseek.agent.run_store import Run
-
-    opened = Run.open(run)
-    values = load_graph(opened.config.graph, checkpointer=opened.checkpointer()).get_state(opened.thread()).values
+    values = graph_values(run)
     workspace = "".join(p.read_text(errors="replace") for p in sorted((run / "workspace").rglob("*")) if p.is_file())
     return json.dumps(values.get("messages")) + values.get("last_report", "") + workspace
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from loop_support import ROOT, events, invoke, script
+from loop_support import ROOT, events, graph_values, invoke, script
 
 from kernelseek.agent.configuration import ConfigError, Configuration
 
@@ -58,11 +58,7 @@ def test_a_long_conversation_is_trimmed_to_the_window_and_recorded(tmp_path):
     assert trims and all(e["tokens_after"] < e["tokens_before"] and e["window"] == 4000 for e in trims)
     calls = events(run, "model_call")
     assert [e["content"][:7] for e in calls] == [f"Turn {i}:" for i in range(8)]  # the script kept its place
-    from graphs import load_graph
-    from kernelseek.agent.run_store import Run
-
-    opened = Run.open(run)
-    messages = load_graph("kernelseek", opened.checkpointer()).get_state(opened.thread()).values["messages"]
+    messages = graph_values(run)["messages"]
     assert messages[0]["role"] == "system" and "How the harness judges" in messages[0]["content"]
     assert "were left out to fit the model's context window" in messages[1]["content"]
     assert "Best so far" in messages[1]["content"] and messages[-1]["content"].startswith("Turn 7:")

@@ -5,8 +5,10 @@ crashed the run answered on resume instead of run again."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -95,6 +97,24 @@ def test_a_copied_run_folder_keeps_its_thread(tmp_path):
     shutil.copytree(run, tmp_path / "runs" / "copy")
     resumed = invoke(["resume", "copy", "--runs-dir", str(tmp_path / "runs")])
     assert resumed.exit_code == 0 and "already ended" in resumed.output, resumed.output
+
+
+def _open_files(path: Path) -> list[str]:
+    """This process's file descriptors on `path` (or its -wal/-shm files)."""
+    names = (os.readlink(fd) for fd in Path("/proc/self/fd").iterdir() if fd.is_symlink())
+    return [name for name in names if name.startswith(str(path))]
+
+
+def test_a_finished_run_leaves_no_connection_to_its_checkpoints(tmp_path):
+    run = _finished_run(tmp_path, "closed")
+    assert _open_files(run / "checkpoints.sqlite") == []
+    resumed = invoke(["resume", "closed", "--runs-dir", str(tmp_path / "runs")])
+    assert resumed.exit_code == 0 and "already ended" in resumed.output, resumed.output
+    assert _open_files(run / "checkpoints.sqlite") == []
+    with Run.open(run).checkpointer() as saver:
+        assert _open_files(run / "checkpoints.sqlite")  # the block's connection is open inside it
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        saver.conn.execute("SELECT 1")
 
 
 def test_a_corrupted_checkpoint_file_is_named_in_one_sentence(tmp_path):

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from kernelseek.agent.configuration import ConfigError, Configuration
 from kernelseek.project import user_data_dir
@@ -132,10 +133,13 @@ class Run:
     def best_dir(self) -> Path:
         return self.dir / "best"
 
-    def checkpointer(self):  # noqa: ANN201 - SqliteSaver or PostgresSaver (kernelseek/checkpoints.py)
+    @contextmanager
+    def checkpointer(self) -> Iterator[Any]:  # SqliteSaver or PostgresSaver (kernelseek/checkpoints.py)
+        """`with run.checkpointer() as saver:` the run's checkpointer, its connection closed after the block."""
         from kernelseek.checkpoints import open_saver
 
-        return open_saver(self.checkpoints)
+        with open_saver(self.checkpoints) as saver:
+            yield saver
 
     @contextmanager
     def lock(self) -> Iterator[None]:

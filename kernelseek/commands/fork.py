@@ -156,7 +156,7 @@ def _typed_at_prompt(parent: Any, point: Any) -> dict[str, Any]:
     from kernelseek.forks import question as pick
     from kernelseek.forks.create import parent_state
 
-    _, snapshot = parent_state(parent, point.step)
+    snapshot = parent_state(parent, point.step)
     values = snapshot.values
     console.print(Panel(Group(
         f"[bold]decision point:[/] {point.kind} — {escape(point.detail)}",

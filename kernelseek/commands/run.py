@@ -111,8 +111,8 @@ def _execute(run: Any, payload: Any) -> None:
 
     try:
         with run.lock():
-            graph = load_graph(run.config.graph, checkpointer=run.checkpointer())
-            values = drive(run, graph, payload)
+            with run.checkpointer() as saver:
+                values = drive(run, load_graph(run.config.graph, checkpointer=saver), payload)
     except KeyboardInterrupt:
         from kernelseek.harness.runner import stop_all
 
@@ -279,7 +279,8 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             if is_url(check_ref(checkpointer)):
                 from kernelseek.checkpoints import open_saver
 
-                open_saver(checkpointer).conn.close()  # reachable, with its tables, before the run is made
+                with open_saver(checkpointer):  # reachable, with its tables, before the run is made
+                    pass
             shared = is_url(checkpointer)  # a shared database: the thread is the run's UUID, unique across folders
             run = Run.create(config, runs_dir, run_id, thread_id=config.run_uuid if shared else None,
                              checkpoints=checkpointer if shared else None)
@@ -309,7 +310,8 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
 
         try:
             _check_sandbox(run.config)
-            snapshot = load_graph(run.config.graph, checkpointer=run.checkpointer()).get_state(run.thread())
+            with run.checkpointer() as saver:
+                snapshot = load_graph(run.config.graph, checkpointer=saver).get_state(run.thread())
         except ConfigError as error:
             fail(str(error))
         if not snapshot.values:

@@ -22,43 +22,49 @@ def emit(kind: str, **fields: Any) -> None:
 
 
 def drive(run_dir: Path, emit: Emit = emit) -> int:
-    from kernelseek.agent.context import RunContext
     from kernelseek.agent.graph import load_graph
     from kernelseek.agent.run_store import Run
-    from kernelseek.agent.state import initial_state
     from kernelseek.agent.worker import WorkerError
 
     run = Run(run_dir)
     try:
-        graph = load_graph(run.config.graph, checkpointer=run.checkpointer())
-        config = run.thread()
-        snapshot = graph.get_state(config)
-        if snapshot.values and not snapshot.next:
-            emit("end", reason=snapshot.values.get("end_reason"), already=True)
-            return 0
-        payload = None if snapshot.values else initial_state(str(run.dir))
-        values = dict(snapshot.values or {})
-        for chunk in graph.stream(payload, config, context=RunContext.of(run), stream_mode="updates",
-                                  durability="sync"):
-            for node, update in chunk.items():
-                if node == "__interrupt__":
-                    emit("error", message=f"run {run.id} stopped at a question for a person; an experiment runs "
-                         "unattended (mode auto or none)")
-                    return 3
-                if isinstance(update, dict):
-                    values.update(update)
-                    emit("update", node=node, step=values.get("step", 0), event=update.get("last_event"),
-                         best=(values.get("best") or {}).get("speedup"), evals=values.get("evals", 0))
-        final = graph.get_state(config)
-        if final.next:
-            emit("error", message=f"run {run.id} stopped before its end (at {', '.join(final.next)})")
-            return 3
-        emit("end", reason=final.values.get("end_reason"), best=(final.values.get("best") or {}).get("speedup"),
-             step=final.values.get("step", 0))
-        return 0
+        with run.checkpointer() as saver:
+            return _stream(run, load_graph(run.config.graph, checkpointer=saver), emit)
     except (WorkerError, ValueError) as error:
         emit("error", message=str(error))
         return 1
+
+
+def _stream(run: Any, graph: Any, emit: Emit) -> int:
+    """Drive `run` through `graph` to its end (or a question it cannot ask), emitting each update."""
+    from kernelseek.agent.context import RunContext
+    from kernelseek.agent.state import initial_state
+
+    config = run.thread()
+    snapshot = graph.get_state(config)
+    if snapshot.values and not snapshot.next:
+        emit("end", reason=snapshot.values.get("end_reason"), already=True)
+        return 0
+    payload = None if snapshot.values else initial_state(str(run.dir))
+    values = dict(snapshot.values or {})
+    for chunk in graph.stream(payload, config, context=RunContext.of(run), stream_mode="updates",
+                              durability="sync"):
+        for node, update in chunk.items():
+            if node == "__interrupt__":
+                emit("error", message=f"run {run.id} stopped at a question for a person; an experiment runs "
+                     "unattended (mode auto or none)")
+                return 3
+            if isinstance(update, dict):
+                values.update(update)
+                emit("update", node=node, step=values.get("step", 0), event=update.get("last_event"),
+                     best=(values.get("best") or {}).get("speedup"), evals=values.get("evals", 0))
+    final = graph.get_state(config)
+    if final.next:
+        emit("error", message=f"run {run.id} stopped before its end (at {', '.join(final.next)})")
+        return 3
+    emit("end", reason=final.values.get("end_reason"), best=(final.values.get("best") or {}).get("speedup"),
+         step=final.values.get("step", 0))
+    return 0
 
 
 def drive_locked(run_dir: Path, emit: Emit = emit) -> int:

@@ -35,21 +35,22 @@ from kernelseek.forks import family
 from kernelseek.forks.points import QUESTIONER, DecisionPoint, ForkError, checkpoint_at
 
 
-def parent_state(parent: Run, step: int) -> tuple[Any, Any]:
-    """(graph, snapshot) of the parent's decision point of `step`."""
+def parent_state(parent: Run, step: int) -> Any:
+    """The StateSnapshot of the parent's decision point of `step`."""
     from kernelseek.agent.graph import load_graph
 
     if not parent.checkpoints.is_file():
         raise ForkError(f"run {parent.id} has no checkpoints; only a run driven by `kernelseek run` can be forked.")
-    graph = load_graph(parent.config.graph, checkpointer=parent.checkpointer())
-    if QUESTIONER not in graph.nodes:
-        raise ForkError(f"run {parent.id} ran the graph {parent.config.graph}, which has no questioner node to fork "
-                        "at; fork a run of a graph that asks questions.")
-    snapshot = checkpoint_at(graph, parent.thread(), step)
+    with parent.checkpointer() as saver:
+        graph = load_graph(parent.config.graph, checkpointer=saver)
+        if QUESTIONER not in graph.nodes:
+            raise ForkError(f"run {parent.id} ran the graph {parent.config.graph}, which has no questioner node to "
+                            "fork at; fork a run of a graph that asks questions.")
+        snapshot = checkpoint_at(graph, parent.thread(), step)
     if snapshot is None:
         raise ForkError(f"run {parent.id}: the checkpoints hold no state before the questioner of step {step} "
                         "(the database may come from another run); it cannot be forked there.")
-    return graph, snapshot
+    return snapshot
 
 
 def _config(parent: Run, values: dict[str, Any], *, mode: str | None, seed: int | None, steps: int | None,
@@ -133,7 +134,7 @@ def create_fork(parent: Run, point: DecisionPoint, question: dict[str, Any], *, 
     from kernelseek.agent import questioner, sandbox
     from kernelseek.agent.graph import load_graph
 
-    _, snapshot = parent_state(parent, point.step)
+    snapshot = parent_state(parent, point.step)
     values = dict(snapshot.values)
     try:
         config = _config(parent, values, mode=mode, seed=seed, steps=steps, evals=evals, dollars=dollars)
