@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import json
 import os
 import shutil
 from pathlib import Path
@@ -19,6 +20,8 @@ from kernelseek.bank.model import (
     default_bank_dir,
     load_bank,
     load_bank_file,
+    load_stats,
+    save_stats,
     write_bank_file,
 )
 from kernelseek.cli import app
@@ -206,3 +209,56 @@ def test_bank_files_written_before_the_models_still_load(tmp_path):
         assert all(p in questions[qid].provenance for p in merged["provenance"]) and questions[qid].source == "seed.yaml"
     for folder in (ROOT / "bank", ROOT / "evals" / "experiments" / "cpu_forks" / "bank"):  # the shipped banks
         assert load_bank(folder)
+
+
+# --- stats.json (kernelseek/bank/schema.py's StatsFile): the same one sentence for a bad file ----------------
+
+OUTCOME = {"id": "q1", "seq": 7, "before": 1.0, "after": 1.3, "gain": 1.3, "success": True, "features": ["claim:memory"]}
+
+
+def _stats(runs: dict) -> dict:
+    return {"version": 1, "runs": runs}
+
+
+@pytest.mark.parametrize("data, words", [
+    ({**_stats({}), "total": 3},
+     "the field 'total' is not a field of stats.json (its fields are version, runs); remove it or correct its name."),
+    ({"version": 1}, "the field 'runs' is missing or not a mapping; restore or delete the file."),
+    (_stats([]), "the field 'runs' is missing or not a mapping; restore or delete the file."),
+    ({"version": 2, "runs": {}}, "the field 'version' is 2, not 1; this file is in another format."),
+    (_stats({"u1": {"outcomes": [], "host": "x"}}),
+     "run 'u1': the field 'host' is not a field of a recorded run (its fields are recorded, run, outcomes); "
+     "restore or delete the file."),
+    (_stats({"u1": {"recorded": "2026-12-01"}}),
+     "run 'u1': the field 'outcomes' is missing or not a list; restore or delete the file."),
+    (_stats({"u1": {"outcomes": [{"seq": 1}]}}), "run 'u1': an outcome lacks its 'id'; restore or delete the file."),
+    (_stats({"u1": {"outcomes": [{**OUTCOME, "wins": 1}]}}),
+     "run 'u1': outcome 'q1' has the unknown field 'wins' (its fields are id, seq, before, after, gain, success, "
+     "features); restore or delete the file."),
+    (_stats({"u1": {"outcomes": [{**OUTCOME, "gain": -1.5}]}}),
+     "run 'u1': outcome 'q1' has 'gain' = -1.5, which is not a finite number of 0 or more; restore or delete the "
+     "file."),
+    (_stats({"u1": {"outcomes": [{**OUTCOME, "before": True}]}}),
+     "run 'u1': outcome 'q1' has 'before' = True, which is not a finite number of 0 or more; restore or delete the "
+     "file."),
+    (_stats({"u1": {"outcomes": [{**OUTCOME, "success": "yes"}]}}),
+     "run 'u1': outcome 'q1' has 'success' = 'yes', which is not true or false; restore or delete the file."),
+    (_stats({"u1": {"outcomes": [OUTCOME]}, "u2": {"outcomes": [{**OUTCOME, "features": "claim"}]}}),
+     "run 'u2': outcome 'q1' has 'features' = 'claim', which is not a list of strings; restore or delete the file."),
+])
+def test_a_bad_stats_file_is_one_sentence_naming_the_field(tmp_path, data, words):
+    path = tmp_path / "stats.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(BankError) as error:
+        load_stats(path)
+    assert str(error.value) == f"{path}: {words}"
+
+
+def test_stats_as_the_runs_record_them_load_as_written(tmp_path):
+    """The shape record_run_outcomes writes (and one without the optional keys) loads unchanged."""
+    data = _stats({"u1": {"recorded": "2026-12-01T10:00:00+00:00", "run": "r1", "outcomes": [OUTCOME]},
+                   "u2": {"outcomes": [{"id": "q2", "seq": 3, "before": None, "after": 2, "gain": None,
+                                        "success": False}]}})
+    save_stats(data, tmp_path)
+    assert load_stats(tmp_path) == data
+    assert load_stats(tmp_path / "absent") == _stats({})

@@ -41,8 +41,9 @@ folder name never overwrite each other:
     {"version": 1, "runs": {"RUN_UUID": {"recorded": ISO_TIME, "run": FOLDER_NAME, "outcomes": [
         {"id": BANK_ID, "seq": 17, "before": 1.02, "after": 1.31, "gain": 1.28, "success": true}]}}}
 
-The format is checked by the pydantic models of kernelseek/bank/schema.py: an unknown key anywhere (at the
-top, in an entry, its outcomes or a `merged` entry) is refused in one sentence naming the file and the field.
+Both formats are checked by the pydantic models of kernelseek/bank/schema.py: an unknown key anywhere (at the
+top, in an entry, its outcomes or a `merged` entry; in stats.json, a run or an outcome) is refused in one
+sentence naming the file and the field.
 
 Every write goes to a temporary file in the same folder, is flushed to disk and renamed over the old
 file, so a crash never leaves a half-written bank or stats file.
@@ -53,7 +54,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -140,11 +140,6 @@ def default_bank_dir() -> Path:
 
 
 # --- validation: the models of kernelseek/bank/schema.py ------------------------------------------------
-
-def _count_or_ratio(value: Any) -> bool:
-    """A finite number >= 0 (NaN and infinities would poison the policy's means)."""
-    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value) and value >= 0
-
 
 def parse_bank(data: Any, path: Path) -> BankFile:
     """Validate the parsed YAML of one bank file."""
@@ -279,20 +274,8 @@ def load_stats(stats: str | Path | None = None) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise BankError(f"{path}: not valid JSON; restore it from version control or delete it to "
                         "start the statistics afresh.") from None
-    if not isinstance(data, dict) or not isinstance(data.get("runs"), dict):
-        raise BankError(f"{path}: the field 'runs' is missing or not a mapping; restore or delete the file.")
-    for run_id, run in data["runs"].items():
-        if not isinstance(run, dict) or not isinstance(run.get("outcomes"), list):
-            raise BankError(f"{path}: run '{run_id}': the field 'outcomes' is missing or not a list; "
-                            "restore or delete the file.")
-        for outcome in run["outcomes"]:
-            if not isinstance(outcome, dict) or not isinstance(outcome.get("id"), str):
-                raise BankError(f"{path}: run '{run_id}': an outcome lacks its 'id'; restore or delete the file.")
-            for name in ("before", "after", "gain"):
-                value = outcome.get(name)
-                if value is not None and not _count_or_ratio(value):
-                    raise BankError(f"{path}: run '{run_id}': outcome '{outcome['id']}' has '{name}' = {value!r}, "
-                                    "which is not a finite number of 0 or more; restore or delete the file.")
+    if problem := schema.stats_problem(data):
+        raise BankError(f"{path}: {problem}")
     return data
 
 

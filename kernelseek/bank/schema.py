@@ -1,4 +1,5 @@
-"""A bank file's format as pydantic models (the layout is in kernelseek/bank/model.py's docstring).
+"""The formats of a bank file and of stats.json as pydantic models (the layouts are in kernelseek/bank/model.py's
+docstring).
 
 `load_bank_file` validates the parsed YAML with these and keeps the data as written (provenance mappings
 keep every key they have), so a file that loaded before loads the same. A problem is one sentence naming
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, ValidationError
 
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
@@ -138,4 +139,91 @@ def merged_problem(entry: Any) -> str | None:
         if first["loc"][:1] == ("fits",):
             return f"has 'fits' that are not decision points ({_POINTS})"
         return "needs 'provenance', a list of mappings each with a 'source'"
+    return None
+
+
+# --- stats.json ------------------------------------------------------------------------------------------
+
+class StatsOutcome(_Closed):
+    """What followed one bank question in one run (kernelseek/bank/outcomes.py's QuestionOutcome, and features)."""
+
+    id: Annotated[str, Field(strict=True)]
+    seq: Annotated[int, Field(strict=True)] | None = None
+    before: Amount | None = None
+    after: Amount | None = None
+    gain: Amount | None = None
+    success: StrictBool | None = None
+    features: list[Annotated[str, Field(strict=True)]] = []
+
+
+class StatsRun(_Closed):
+    recorded: Annotated[str, Field(strict=True)] | None = None
+    run: Annotated[str, Field(strict=True)] | None = None
+    outcomes: list[Any]  # each checked on its own (as a StatsOutcome), to be named by its id
+
+
+class StatsFile(_Closed):
+    version: Literal[1] = 1
+    runs: dict[str, Any]  # each checked on its own (as a StatsRun), to be named by its key
+
+
+STATS_FIELDS = tuple(StatsFile.model_fields)
+RUN_FIELDS = tuple(StatsRun.model_fields)
+STATS_OUTCOME_FIELDS = tuple(StatsOutcome.model_fields)
+_NUMBERS = ("before", "after", "gain")
+
+
+def stats_problem(data: Any) -> str | None:
+    """What is wrong with a parsed stats.json, as the end of a sentence (after the file's name), or None."""
+    if not isinstance(data, dict):
+        return "the file must be a mapping with a 'runs' mapping; restore or delete the file."
+    try:
+        StatsFile.model_validate(data)
+    except ValidationError as error:
+        first = _first(error)
+        name = str(first["loc"][0])
+        if first["type"] == "extra_forbidden":
+            return (f"the field '{name}' is not a field of stats.json (its fields are {', '.join(STATS_FIELDS)}); "
+                    "remove it or correct its name.")
+        if name == "version":
+            return f"the field 'version' is {first.get('input')!r}, not 1; this file is in another format."
+        return "the field 'runs' is missing or not a mapping; restore or delete the file."
+    for key, run in data["runs"].items():
+        if problem := _run_problem(run):
+            return f"run '{key}': {problem}; restore or delete the file."
+    return None
+
+
+def _run_problem(run: Any) -> str | None:
+    try:
+        StatsRun.model_validate(run)
+    except ValidationError as error:
+        first = _first(error)
+        name = str(first["loc"][0]) if first["loc"] else ""
+        if first["type"] == "extra_forbidden":
+            return f"the field '{name}' is not a field of a recorded run (its fields are {', '.join(RUN_FIELDS)})"
+        if name in ("recorded", "run"):
+            return f"the field '{name}' is {first.get('input')!r}, not a string"
+        return "the field 'outcomes' is missing or not a list"
+    for outcome in run["outcomes"]:
+        if problem := _outcome_problem(outcome):
+            return problem
+    return None
+
+
+def _outcome_problem(outcome: Any) -> str | None:
+    if not isinstance(outcome, dict) or not isinstance(outcome.get("id"), str):
+        return "an outcome lacks its 'id'"
+    try:
+        StatsOutcome.model_validate(outcome)
+    except ValidationError as error:
+        first = _first(error)
+        name, value = str(first["loc"][0]), first.get("input")
+        if first["type"] == "extra_forbidden":
+            return (f"outcome '{outcome['id']}' has the unknown field '{name}' (its fields are "
+                    f"{', '.join(STATS_OUTCOME_FIELDS)})")
+        what = {"seq": "an integer", "success": "true or false", "features": "a list of strings"}
+        value = outcome.get(name, value)
+        return (f"outcome '{outcome['id']}' has '{name}' = {value!r}, which is not "
+                f"{'a finite number of 0 or more' if name in _NUMBERS else what[name]}")
     return None
