@@ -1,7 +1,15 @@
 import gc
+import os
 import shutil
+import sys
 
 import pytest
+
+# Compiled bytecode is kept even where PYTHONDONTWRITEBYTECODE is set (in the gitignored __pycache__ folders):
+# without it every run rewrites the test modules' asserts again and every child process a test starts
+# compiles kernelseek from source, some 5 s of the quick suite on 2 cores.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # The suite loads torch, LangGraph and litellm (some 600,000 objects) into one process; at CPython's default
 # thresholds the cyclic collector rescans all of them hundreds of times while they import: about a fifth of
@@ -44,3 +52,4 @@ def _user_data_in_tmp(tmp_path, monkeypatch):
     repository or the real ~/.local/share."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.delenv("KERNELSEEK_RUNS", raising=False)
+
