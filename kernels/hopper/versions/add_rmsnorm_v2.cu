@@ -41,6 +41,9 @@ struct Params {
 };
 
 constexpr int kWarpRowsPerCta = 8;
+// false: short rows always get a CTA each (one chunk a thread), whatever the rows; the variant
+// add_rmsnorm_v2b (see add_rmsnorm_v2.md) judges whether that beats warp rows on many rows
+constexpr bool kShortRowsToWarps = true;
 
 __device__ __forceinline__ void unpack(uint4 v, float f[8]) {
     const __nv_bfloat162* b = reinterpret_cast<const __nv_bfloat162*>(&v);
@@ -355,7 +358,7 @@ extern "C" int ks_add_rmsnorm(const void* x, const void* residual, const void* w
     const int sms = multiprocessors();
     int v = 0, threads = 32;
     const bool short_rows = vecs <= 32 * 4;
-    const bool warp_rows = short_rows && rows >= kWarpRowsPerCta * sms;
+    const bool warp_rows = kShortRowsToWarps && short_rows && rows >= kWarpRowsPerCta * sms;
     if (warp_rows) {
         v = vecs <= 32 ? 1 : vecs <= 64 ? 2 : 4;
     } else if (short_rows) {
