@@ -10,6 +10,11 @@ import pytest
 # compiles kernelseek from source, some 5 s of the quick suite on 2 cores.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# torch's CPU work in the tests is on tensors of a few thousand elements: a second intra-op thread gains nothing
+# and, when another process holds the other core, makes each op wait at its barrier (the rounding tests of
+# test_add_rmsnorm_task took 2.3 s each so, 0.05 s on one thread). Set before torch is imported, here and in
+# every child process a test starts.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # The suite loads torch, LangGraph and litellm (some 600,000 objects) into one process; at CPython's default
 # thresholds the cyclic collector rescans all of them hundreds of times while they import: about a fifth of

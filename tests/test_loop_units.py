@@ -3,6 +3,7 @@ builder, and the CLI's one-sentence errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -81,7 +82,7 @@ def test_shell_tool_strips_secrets_caps_output_and_times_out(tmp_path, monkeypat
     text, _ = tools.SHELL.call({"command": "seq 1 100000"}, ctx)
     assert "bytes cut" in text and len(text) <= 200
     began = time.monotonic()
-    text, _ = tools.SHELL.call({"command": "sleep 30 & sleep 30"}, ctx)
+    text, _ = tools.SHELL.call({"command": "sleep 30 & sleep 30"}, dataclasses.replace(ctx, timeout_s=0.3))
     assert "killed" in text and time.monotonic() - began < 10
     assert tools.SHELL.call({"command": "pwd"}, ctx)[0].strip() == str(tmp_path)
     assert "exit status 3" in tools.SHELL.call({"command": "exit 3"}, ctx)[0]
