@@ -214,15 +214,16 @@ def bank_files(bank_dir: str | Path | None = None) -> list[Path]:
 def load_bank(bank_dir: str | Path | None = None) -> list[Question]:
     """Every question of every bank file in `bank_dir`, validated, with the near-duplicates learned files
     merged into them; ids must be unique across files."""
-    return questions_of(load_bank_files(bank_dir))
+    return questions_of(load_bank_files(bank_dir), copy_questions=False)  # files just parsed: nobody else holds them
 
 
 def load_bank_files(bank_dir: str | Path | None = None) -> list[BankFile]:
     return [load_bank_file(path) for path in bank_files(bank_dir)]
 
 
-def questions_of(files: list[BankFile]) -> list[Question]:
-    """The questions of `files` (copies), ids checked unique, each file's `merged` applied to its entry."""
+def questions_of(files: list[BankFile], *, copy_questions: bool = True) -> list[Question]:
+    """The questions of `files` (copies, unless `copy_questions` is false), ids checked unique, each file's
+    `merged` applied to its entry."""
     questions: list[Question] = []
     owner: dict[str, Path] = {}
     for bank in files:
@@ -231,7 +232,7 @@ def questions_of(files: list[BankFile]) -> list[Question]:
                 raise BankError(f"{bank.path}: entry '{question.id}': the field 'id' is already used in "
                                 f"{owner[question.id].name}; give it a unique id.")
             owner[question.id] = bank.path
-            questions.append(copy.deepcopy(question))
+            questions.append(copy.deepcopy(question) if copy_questions else question)
     by_id = {q.id: q for q in questions}
     for bank in files:
         for qid, merged in bank.merged.items():
