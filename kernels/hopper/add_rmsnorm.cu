@@ -1,21 +1,28 @@
 // add_rmsnorm for Hopper (and any sm_80+ GPU): fused residual add + RMSNorm, bf16, one pass over memory.
-// Contract: evals/tasks/add_rmsnorm/entry.h.
+// Contract: evals/tasks/add_rmsnorm/entry.h. Version 2 of kernels/hopper/add_rmsnorm.cu: rows of any
+// alignment take the vector path too (see kernels/hopper/NOTES.md, "add_rmsnorm v2").
 //
 // The operator is memory-bound (about 5 flops per 8 bytes), so the design is about bytes in flight:
-// - a row is read once: each thread loads its V 16-byte vectors of x, the residual and the weight up
-//   front (V independent loads of each, streaming hints for x and the residual, the read-only path for
-//   the weight that every row shares), keeps h in registers as bf16 (the value it stores as the new
+// - a row is read once: each thread loads its V chunks of 8 elements of x, the residual and the weight
+//   up front (V independent loads of each, streaming hints for x and the residual, the read-only path
+//   for the weight that every row shares), keeps h in registers as bf16 (the value it stores as the new
 //   residual and normalises), so nothing is read twice; out is written from registers;
 // - the sum of squares in float32: warp shuffles, and across warps one shared-memory exchange and a
 //   single barrier (every warp reduces the per-warp sums itself);
-// - the work rule (per launch, from hidden and rows): a row whose vectors fit in one warp at <= 4 a lane
-//   (hidden <= 1024) goes to a warp, 8 rows to a CTA; a wider row to a CTA whose threads hold the
-//   fewest vectors each (V >= 2) that keep it within 512 threads; with fewer rows than SMs (decode)
-//   a row is spread over up to 1024 threads (V = 1 or 2), since latency then matters more than occupancy;
-// - rows not 16-byte aligned (an odd hidden, a stride like hidden + 3), or wider than 32768, take a
-//   general path: a CTA per row, element by element, h re-read from residual_out.
-// In place (residual_out == residual): each thread reads its residual vectors before it writes the
-// same addresses, and no other thread touches them; no pointer is declared __restrict__.
+// - the work rule (per launch, from hidden and rows): a row of <= 128 chunks (hidden < 1032) goes to a
+//   warp, 8 rows to a CTA, when there are enough rows for a CTA of them on every SM; a wider row, or a
+//   short row with fewer rows than that, to a CTA whose threads hold the fewest chunks each (V >= 2)
+//   that keep it within 512 threads; a short row's CTA holds a chunk a thread; with fewer rows than SMs
+//   (decode) a row is spread over up to 1024 threads (V = 1 or 2), since latency then matters more than
+//   occupancy; with V = 1 the weight is loaded with x and the residual, not after the add;
+// - rows of any alignment (an odd hidden, a stride like hidden + 3): the chunks start where x's row is
+//   16-byte aligned (at most 7 elements in), each pointer is then accessed in the widest vectors its own
+//   alignment allows (16, 8, 4 or 2 bytes, the same for every chunk of a row), and the at most 14
+//   elements before the first chunk and after the last are single elements, one a thread, also kept in
+//   registers; only rows wider than 32768 (with 8 chunks a thread, 512 threads) take a general path: a
+//   CTA per row, element by element, h re-read from residual_out.
+// In place (residual_out == residual): each element belongs to one thread, which reads its residual
+// before it writes the same address; no pointer is declared __restrict__.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -34,6 +41,9 @@ struct Params {
 };
 
 constexpr int kWarpRowsPerCta = 8;
+// false: short rows always get a CTA each (one chunk a thread), whatever the rows; the variant
+// add_rmsnorm_v2b (see add_rmsnorm_v2.md) judges whether that beats warp rows on many rows
+constexpr bool kShortRowsToWarps = true;
 
 __device__ __forceinline__ void unpack(uint4 v, float f[8]) {
     const __nv_bfloat162* b = reinterpret_cast<const __nv_bfloat162*>(&v);
@@ -53,48 +63,150 @@ __device__ __forceinline__ uint4 pack(const float f[8]) {
     return v;
 }
 
+// The widest access (16, 8, 4 or 2 bytes) that chunks at p, p + 8, p + 16, ... all allow.
+__device__ __forceinline__ int chunk_width(const __nv_bfloat16* p) {
+    const unsigned a = static_cast<unsigned>(reinterpret_cast<uintptr_t>(p)) | 16u;
+    return static_cast<int>(a & (0u - a));
+}
+
+// 8 elements at p in accesses of `width` bytes; STREAM: evict-first (x, the residual), else read-only.
+template <bool STREAM>
+__device__ __forceinline__ uint4 load_chunk(const __nv_bfloat16* p, int width) {
+    uint4 v;
+    if (width == 16) {
+        const uint4* q = reinterpret_cast<const uint4*>(p);
+        v = STREAM ? __ldcs(q) : __ldg(q);
+    } else if (width == 8) {
+        const uint2* q = reinterpret_cast<const uint2*>(p);
+        const uint2 lo = STREAM ? __ldcs(q) : __ldg(q), hi = STREAM ? __ldcs(q + 1) : __ldg(q + 1);
+        v = make_uint4(lo.x, lo.y, hi.x, hi.y);
+    } else if (width == 4) {
+        const unsigned* q = reinterpret_cast<const unsigned*>(p);
+        v.x = STREAM ? __ldcs(q) : __ldg(q);
+        v.y = STREAM ? __ldcs(q + 1) : __ldg(q + 1);
+        v.z = STREAM ? __ldcs(q + 2) : __ldg(q + 2);
+        v.w = STREAM ? __ldcs(q + 3) : __ldg(q + 3);
+    } else {
+        const unsigned short* q = reinterpret_cast<const unsigned short*>(p);
+        unsigned e[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) e[k] = STREAM ? __ldcs(q + k) : __ldg(q + k);
+        v = make_uint4(e[0] | e[1] << 16, e[2] | e[3] << 16, e[4] | e[5] << 16, e[6] | e[7] << 16);
+    }
+    return v;
+}
+
+// Plain (weak) stores in inline assembly, opaque to the compiler, which would otherwise fold the 16-byte
+// case into the 4-byte one (the branches store the same words at the same addresses).
+__device__ __forceinline__ void st16(void* p, uint4 v) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+__device__ __forceinline__ void st8(void* p, unsigned a, unsigned b) {
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(a), "r"(b) : "memory");
+}
+__device__ __forceinline__ void st4(void* p, unsigned a) {
+    asm volatile("st.global.b32 [%0], %1;" ::"l"(p), "r"(a) : "memory");
+}
+__device__ __forceinline__ void st2(void* p, unsigned short a) {
+    asm volatile("st.global.b16 [%0], %1;" ::"l"(p), "h"(a) : "memory");
+}
+
+__device__ __forceinline__ void store_chunk(__nv_bfloat16* p, uint4 v, int width) {
+    if (width == 16) {
+        st16(p, v);
+    } else if (width == 8) {
+        st8(p, v.x, v.y);
+        st8(p + 4, v.z, v.w);
+    } else if (width == 4) {
+        st4(p, v.x);
+        st4(p + 2, v.y);
+        st4(p + 4, v.z);
+        st4(p + 6, v.w);
+    } else {
+        const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            st2(p + 2 * k, static_cast<unsigned short>(w[k] & 0xffffu));
+            st2(p + 2 * k + 1, static_cast<unsigned short>(w[k] >> 16));
+        }
+    }
+}
+
+__device__ __forceinline__ float load_element(const __nv_bfloat16* p) {
+    const unsigned short bits = __ldcs(reinterpret_cast<const unsigned short*>(p));
+    return __uint_as_float(static_cast<unsigned>(bits) << 16);
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
 
-// The most threads a CTA of V vectors a thread may have: 1024 while a thread fits in 64 registers;
+// The most threads a CTA of V chunks a thread may have: 1024 while a thread fits in 64 registers;
 // with V = 4, 512 threads and two CTAs an SM (64 registers), so that one loads while the other reduces.
 constexpr int max_threads(int v) { return v <= 2 ? 1024 : 512; }
 constexpr int min_ctas(int v) { return v == 4 ? 2 : 1; }
 
-// WARP_ROWS: a warp per row, kWarpRowsPerCta rows a CTA; else a CTA per row.
-template <int V, bool RES, bool WARP_ROWS>
-__global__ void __launch_bounds__(WARP_ROWS ? 32 * kWarpRowsPerCta : max_threads(V), WARP_ROWS ? 1 : min_ctas(V))
+// WARP_ROWS: a warp per row, kWarpRowsPerCta rows a CTA, four CTAs an SM (64 registers); else a CTA per row.
+// ANY: rows of any alignment and width (see the header); else every row and the weight are 16-byte
+// aligned and hidden is a multiple of 8, and the alignment logic compiles away.
+template <int V, bool RES, bool WARP_ROWS, bool ANY>
+__global__ void __launch_bounds__(WARP_ROWS ? 32 * kWarpRowsPerCta : max_threads(V), WARP_ROWS ? 4 : min_ctas(V))
 add_rmsnorm_vec(Params p) {
+    // with one chunk a thread, registers are plenty: the weight is loaded with x and the residual
+    constexpr bool kEarlyWeight = V == 1;
     const int lanes = WARP_ROWS ? 32 : blockDim.x;
     const int t = WARP_ROWS ? (threadIdx.x & 31) : threadIdx.x;
     const long long row = WARP_ROWS ? (long long)blockIdx.x * kWarpRowsPerCta + (threadIdx.x >> 5) : blockIdx.x;
     if (WARP_ROWS && row >= p.rows) return;  // the whole warp leaves together; no barrier follows
-    const int vecs = p.hidden >> 3;
-    const uint4* xr = reinterpret_cast<const uint4*>(p.x + row * p.xs);
-    const uint4* rr = reinterpret_cast<const uint4*>(RES ? p.residual + row * p.rs : p.x);
-    uint4* ror = reinterpret_cast<uint4*>(RES ? p.residual_out + row * p.ros : p.out);
-    uint4* outr = reinterpret_cast<uint4*>(p.out + row * p.os);
-    const uint4* wr = reinterpret_cast<const uint4*>(p.weight);
+    const __nv_bfloat16* xr = p.x + row * p.xs;
+    const __nv_bfloat16* rr = RES ? p.residual + row * p.rs : p.x;
+    __nv_bfloat16* ror = RES ? p.residual_out + row * p.ros : p.out;
+    __nv_bfloat16* outr = p.out + row * p.os;
+
+    // the row's chunks: [head + 8c, head + 8c + 8) for c < chunks; head puts x's chunks on 16 bytes
+    int head = 0, chunks = p.hidden >> 3;
+    if (ANY) {
+        head = min(static_cast<int>((0u - static_cast<unsigned>(reinterpret_cast<uintptr_t>(xr) >> 1)) & 7u), p.hidden);
+        chunks = (p.hidden - head) >> 3;
+    }
+    const int wx = ANY ? chunk_width(xr + head) : 16, wr = ANY ? chunk_width(rr + head) : 16;
+    const int wro = ANY ? chunk_width(ror + head) : 16, wo = ANY ? chunk_width(outr + head) : 16;
+    const int ww = ANY ? chunk_width(p.weight + head) : 16;
+    const __nv_bfloat16* xc = xr + head;
+    const __nv_bfloat16* rc = rr + head;
+    const __nv_bfloat16* wc = p.weight + head;
+    __nv_bfloat16* roc = ror + head;
+    __nv_bfloat16* outc = outr + head;
 
     // h[i]: x, then h; o[i]: the residual, then (once it is added) the weight, loaded while the
-    // row's sum is reduced; with no residual the weight is loaded at once
-    uint4 h[V], o[V];
+    // row's sum is reduced; with no residual, or kEarlyWeight (into w[i]), the weight is loaded at once
+    uint4 h[V], o[V], w[kEarlyWeight ? V : 1];
 #pragma unroll
     for (int i = 0; i < V; ++i) {
         const int c = t + i * lanes;
-        if (c < vecs) {
-            h[i] = __ldcs(xr + c);
-            o[i] = RES ? __ldcs(rr + c) : __ldg(wr + c);
+        if (c < chunks) {
+            h[i] = load_chunk<true>(xc + 8 * c, wx);
+            o[i] = RES ? load_chunk<true>(rc + 8 * c, wr) : load_chunk<false>(wc + 8 * c, ww);
+            if (kEarlyWeight && RES) w[i] = load_chunk<false>(wc + 8 * c, ww);
         }
+    }
+    // ANY: the elements outside the chunks (the head's, then the tail's), one a thread
+    const int extras = ANY ? p.hidden - 8 * chunks : 0;
+    const bool extra = ANY && t < extras;
+    const int e = t < head ? t : t + 8 * chunks;
+    float he = 0.f, re = 0.f, we = 0.f;
+    if (extra) {
+        he = load_element(xr + e);
+        if (RES) re = load_element(rr + e);
+        we = __bfloat162float(p.weight[e]);
     }
     float sum = 0.f;
 #pragma unroll
     for (int i = 0; i < V; ++i) {
         const int c = t + i * lanes;
-        if (c < vecs) {
+        if (c < chunks) {
             float a[8];
             unpack(h[i], a);
             if (RES) {
@@ -103,13 +215,21 @@ add_rmsnorm_vec(Params p) {
 #pragma unroll
                 for (int k = 0; k < 8; ++k) a[k] += b[k];
                 h[i] = pack(a);  // h as stored: the new residual, and what is normalised
-                ror[c] = h[i];
-                o[i] = __ldg(wr + c);
+                store_chunk(roc + 8 * c, h[i], wro);
+                if (!kEarlyWeight) o[i] = load_chunk<false>(wc + 8 * c, ww);
                 unpack(h[i], a);
             }
 #pragma unroll
             for (int k = 0; k < 8; ++k) sum += a[k] * a[k];
         }
+    }
+    if (extra) {
+        if (RES) {
+            const __nv_bfloat16 stored = __float2bfloat16(he + re);
+            ror[e] = stored;
+            he = __bfloat162float(stored);
+        }
+        sum += he * he;
     }
     sum = warp_sum(sum);
     if (!WARP_ROWS) {
@@ -123,23 +243,24 @@ add_rmsnorm_vec(Params p) {
 #pragma unroll
     for (int i = 0; i < V; ++i) {
         const int c = t + i * lanes;
-        if (c < vecs) {
-            // keep h packed across the reduction (4 registers a vector, not 8 floats): the compiler
+        if (c < chunks) {
+            // keep h packed across the reduction (4 registers a chunk, not 8 floats): the compiler
             // would otherwise keep the unpacked values of the sum's loop alive until here
             asm volatile("" : "+r"(h[i].x), "+r"(h[i].y), "+r"(h[i].z), "+r"(h[i].w));
             float a[8], b[8];
             unpack(h[i], a);
-            unpack(o[i], b);
+            unpack(kEarlyWeight && RES ? w[kEarlyWeight ? i : 0] : o[i], b);
 #pragma unroll
             for (int k = 0; k < 8; ++k) a[k] = a[k] * scale * b[k];
-            outr[c] = pack(a);
+            store_chunk(outc + 8 * c, pack(a), wo);
         }
     }
+    if (extra) outr[e] = __float2bfloat16(he * scale * we);
 }
 
-// Any alignment and any width: a CTA per row, one element at a time, h re-read from residual_out.
+// Rows wider than 32768: a CTA per row, one element at a time, h re-read from residual_out.
 template <bool RES>
-__global__ void __launch_bounds__(512) add_rmsnorm_any(Params p) {
+__global__ void __launch_bounds__(512) add_rmsnorm_wide(Params p) {
     __shared__ float partial[32];
     const long long row = blockIdx.x;
     const __nv_bfloat16* xr = p.x + row * p.xs;
@@ -166,8 +287,8 @@ __global__ void __launch_bounds__(512) add_rmsnorm_any(Params p) {
     }
 }
 
-bool aligned16(const void* ptr, long long stride_elems) {
-    return ((reinterpret_cast<uintptr_t>(ptr) | static_cast<uintptr_t>(stride_elems * 2)) & 15) == 0;
+bool aligned(const void* ptr, long long stride_elems, unsigned bytes) {
+    return ((reinterpret_cast<uintptr_t>(ptr) | static_cast<uintptr_t>(stride_elems * 2)) & (bytes - 1)) == 0;
 }
 
 int multiprocessors() {
@@ -179,23 +300,29 @@ int multiprocessors() {
     return cached[device];
 }
 
-template <bool RES>
+template <bool RES, bool ANY>
 void launch_vec(const Params& p, int v, bool warp_rows, int threads, cudaStream_t stream) {
     if (warp_rows) {
         const unsigned grid = (p.rows + kWarpRowsPerCta - 1) / kWarpRowsPerCta;
         switch (v) {
-            case 1: add_rmsnorm_vec<1, RES, true><<<grid, 32 * kWarpRowsPerCta, 0, stream>>>(p); break;
-            case 2: add_rmsnorm_vec<2, RES, true><<<grid, 32 * kWarpRowsPerCta, 0, stream>>>(p); break;
-            default: add_rmsnorm_vec<4, RES, true><<<grid, 32 * kWarpRowsPerCta, 0, stream>>>(p); break;
+            case 1: add_rmsnorm_vec<1, RES, true, ANY><<<grid, 32 * kWarpRowsPerCta, 0, stream>>>(p); break;
+            case 2: add_rmsnorm_vec<2, RES, true, ANY><<<grid, 32 * kWarpRowsPerCta, 0, stream>>>(p); break;
+            default: add_rmsnorm_vec<4, RES, true, ANY><<<grid, 32 * kWarpRowsPerCta, 0, stream>>>(p); break;
         }
         return;
     }
     switch (v) {
-        case 1: add_rmsnorm_vec<1, RES, false><<<p.rows, threads, 0, stream>>>(p); break;
-        case 2: add_rmsnorm_vec<2, RES, false><<<p.rows, threads, 0, stream>>>(p); break;
-        case 4: add_rmsnorm_vec<4, RES, false><<<p.rows, threads, 0, stream>>>(p); break;
-        default: add_rmsnorm_vec<8, RES, false><<<p.rows, threads, 0, stream>>>(p); break;
+        case 1: add_rmsnorm_vec<1, RES, false, ANY><<<p.rows, threads, 0, stream>>>(p); break;
+        case 2: add_rmsnorm_vec<2, RES, false, ANY><<<p.rows, threads, 0, stream>>>(p); break;
+        case 4: add_rmsnorm_vec<4, RES, false, ANY><<<p.rows, threads, 0, stream>>>(p); break;
+        default: add_rmsnorm_vec<8, RES, false, ANY><<<p.rows, threads, 0, stream>>>(p); break;
     }
+}
+
+template <bool RES>
+void launch_vec(const Params& p, bool any, int v, bool warp_rows, int threads, cudaStream_t stream) {
+    if (any) launch_vec<RES, true>(p, v, warp_rows, threads, stream);
+    else launch_vec<RES, false>(p, v, warp_rows, threads, stream);
 }
 
 }  // namespace
@@ -207,35 +334,45 @@ extern "C" int ks_add_rmsnorm(const void* x, const void* residual, const void* w
     if (rows == 0 && hidden >= 1) return 0;  // nothing to do: an empty tensor may have a NULL pointer
     if (rows < 0 || hidden < 1 || !x || !weight || !out || (residual && !residual_out)) return 1;
     const bool res = residual != nullptr;
+    // bf16 elements are 2-byte aligned; anything else is not a bf16 tensor
+    if (!aligned(x, 0, 2) || !aligned(weight, 0, 2) || !aligned(out, 0, 2) ||
+        (res && (!aligned(residual, 0, 2) || !aligned(residual_out, 0, 2))))
+        return 1;
     Params p{static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(residual),
              static_cast<const __nv_bfloat16*>(weight), static_cast<__nv_bfloat16*>(out),
              static_cast<__nv_bfloat16*>(residual_out), rows, hidden, x_row_stride,
              res ? residual_row_stride : 0, out_row_stride, res ? residual_out_row_stride : 0, eps};
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-    const int vecs = hidden / 8;
-    const bool vectorised = hidden % 8 == 0 && vecs <= 8 * max_threads(8) && aligned16(x, x_row_stride) &&
-                            aligned16(weight, 0) && aligned16(out, out_row_stride) &&
-                            (!res || (aligned16(residual, residual_row_stride) &&
-                                      aligned16(residual_out, residual_out_row_stride)));
-    if (!vectorised) {
-        const int threads = hidden >= 4096 ? 512 : hidden >= 1024 ? 256 : 128;
-        if (res) add_rmsnorm_any<true><<<rows, threads, 0, stream>>>(p);
-        else add_rmsnorm_any<false><<<rows, threads, 0, stream>>>(p);
+    const int vecs = hidden / 8;  // chunks a row holds at most
+    if (vecs > 8 * max_threads(8)) {
+        const int threads = 512;
+        if (res) add_rmsnorm_wide<true><<<rows, threads, 0, stream>>>(p);
+        else add_rmsnorm_wide<false><<<rows, threads, 0, stream>>>(p);
         return cudaGetLastError() == cudaSuccess ? 0 : 2;
     }
-    // the work rule: how many 16-byte vectors each thread holds (V) and how many threads share a row
+    const bool any = !(hidden % 8 == 0 && aligned(x, x_row_stride, 16) && aligned(weight, 0, 16) &&
+                       aligned(out, out_row_stride, 16) &&
+                       (!res || (aligned(residual, residual_row_stride, 16) &&
+                                 aligned(residual_out, residual_out_row_stride, 16))));
+    // the work rule: how many chunks each thread holds (V) and how many threads share a row
+    const int sms = multiprocessors();
     int v = 0, threads = 32;
-    bool warp_rows = vecs <= 32 * 4;
+    const bool short_rows = vecs <= 32 * 4;
+    const bool warp_rows = kShortRowsToWarps && short_rows && rows >= kWarpRowsPerCta * sms;
     if (warp_rows) {
         v = vecs <= 32 ? 1 : vecs <= 64 ? 2 : 4;
+    } else if (short_rows) {
+        v = 1;  // too few rows for a CTA of warp rows on every SM: a CTA per row, a chunk a thread
+        threads = (vecs + 31) / 32 * 32;
+        if (threads == 0) threads = 32;
     } else {
-        const bool few_rows = rows < multiprocessors();
+        const bool few_rows = rows < sms;
         const auto limit = [few_rows](int v) { return few_rows ? max_threads(v) : 512; };
         for (v = few_rows ? 1 : 2; v < 8 && (vecs + v - 1) / v > limit(v); v *= 2) {}
         threads = ((vecs + v - 1) / v + 31) / 32 * 32;
         if (threads > max_threads(v)) return 3;  // cannot happen for vecs <= 8 * max_threads(8)
     }
-    if (res) launch_vec<true>(p, v, warp_rows, threads, stream);
-    else launch_vec<false>(p, v, warp_rows, threads, stream);
+    if (res) launch_vec<true>(p, any, v, warp_rows, threads, stream);
+    else launch_vec<false>(p, any, v, warp_rows, threads, stream);
     return cudaGetLastError() == cudaSuccess ? 0 : 2;
 }

@@ -17,6 +17,12 @@
 // Causal with more queries than keys: the leading query rows see no key (O = 0, lse = -inf); when
 // whole waves of tiles are such rows, a fill kernel writes them at streaming speed and the main
 // kernel starts at the first m-block that sees a key (v15: v12 + v14b's fill, without v14a's second Q buffer).
+// Varlen (v16): a persistent grid whose CTAs build the batch's real tile list on the device from
+// cu_seqlens (no empty tiles), heaviest first across all sequences and heads, dealt out in a snake.
+// Epilogue (v17): where shared memory has room for an O staging tile (head dim <= 128), each consumer
+// warpgroup writes its 64 rows of bf16 O into it (128B-swizzled, as TMA expects) and one thread
+// stores them with one TMA bulk tensor store per 64-column atom; rows the box would write that the
+// tile does not own (varlen box shifts, GQA packing with groups > 2) take the direct stores.
 // Fallback path (same file): a plain CUDA kernel, one warp per query row, for what TMA cannot take
 // (misaligned pointers or strides, varlen with fewer total rows than one tile, seqlen_k == 0).
 //
@@ -201,8 +207,14 @@ constexpr int kAtomBytes = 8 * kSwizzleBytes;                    // 8 rows x 128
 constexpr int kSmemAlign = kAtomBytes;                           // 128B-swizzled tiles start 1024-aligned
 constexpr int kMbarBytes = 8;
 constexpr int kBarrierRegionBytes = 256;                         // room for every mbarrier of a config
+// Varlen schedule table in shared memory (v16): per sequence (first bucket, m-blocks), per bucket the
+// running tile count. Capacities, not tuning: beyond them the launcher keeps v15's one-CTA-per-tile grid.
+constexpr int kVarlenMaxBatch = 128;
+constexpr int kVarlenMaxBuckets = 512;
+constexpr int kVarlenTableBytes = (2 * kVarlenMaxBatch + kVarlenMaxBuckets + 1) * 4;
 constexpr int kMaxDynSmem = 232448;                              // sm_90: 227 KiB of dynamic smem per CTA
 constexpr int kMaxSplits = 16;
+constexpr int kOStageMaxBN = 128;                                // widest key block whose config stages O (v17)
 
 // Register split after setmaxnreg. The CTA is launched with 168 registers a thread
 // (__launch_bounds__(384, 1): 65536 / 384 rounded down to a multiple of 8), and setmaxnreg only
@@ -216,7 +228,8 @@ static_assert(kWarpGroupThreads * (kLaunchRegs - kProducerRegs) >= kConsumerThre
 
 // Named barriers (bar.sync ids; 0 is __syncthreads). Pingpong: barrier kBarTurn + w means
 // "consumer warpgroup w may issue its matrix products"; both consumer warpgroups take part.
-enum NamedBarrier : int { kBarTurn = 2 };
+// kBarOStage + w: the 128 threads of consumer warpgroup w around its O staging tile (v17).
+enum NamedBarrier : int { kBarTurn = 2, kBarOStage = 4 };
 constexpr bool kPingpong = true;  // false: both consumers issue freely (measured ~9 % slower, v2)
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -260,6 +273,28 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map
       " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
+}
+// TMA store of one box from shared memory; completes in this thread's bulk async-group.
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, uint32_t src, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group"
+      " [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+      "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// This thread's bulk stores have finished reading shared memory (the buffer may be rewritten).
+__device__ __forceinline__ void bulk_wait_read_all() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// This thread's bulk stores are complete (written to global memory).
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA) reads.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 template <int N>
 __device__ __forceinline__ void setmaxnreg_dec() {
@@ -345,12 +380,26 @@ struct Cfg {
   static constexpr int NA = DP / kAtomCols;                               // atoms across the head dim
   static constexpr int Q_BYTES = BM * DP * 2;
   static constexpr int KV_BYTES = BN * DP * 2;
-  static constexpr int BAR_OFF = Q_BYTES + 2 * STAGES * KV_BYTES;
-  static constexpr int SMEM = BAR_OFF + kBarrierRegionBytes + kSmemAlign;  // + barriers + alignment slack
+  static constexpr int RING_END = Q_BYTES + 2 * STAGES * KV_BYTES;
+  // O staging tile (v17): BM x DP bf16 after the K/V rings where it fits (d64, d96, d128; not d192
+  // or d256, whose Q tile and rings leave < 10 KB), each consumer warpgroup's 64 rows as NA
+  // 64-row x 128-byte atoms. Not for key blocks wider than kOStageMaxBN (d64's wide tile: its
+  // registers are at the limit, staging spilled 20 bytes; it only runs where tiles average >= 2048
+  // keys, so the epilogue is a small part of its tile's time).
+  static constexpr int O_TILE_BYTES = BM * DP * 2;
+  static constexpr bool O_STAGE = BN <= kOStageMaxBN && RING_END + O_TILE_BYTES + kBarrierRegionBytes +
+                                                            kVarlenTableBytes + kSmemAlign <= kMaxDynSmem;
+  static constexpr int O_BYTES = O_STAGE ? O_TILE_BYTES : 0;
+  static constexpr int O_WG_BYTES = O_BYTES / kConsumerWarpGroups;
+  static constexpr int O_ATOM_BYTES = kWgRows * kSwizzleBytes;  // one warpgroup's 64 rows of one atom
+  static constexpr int BAR_OFF = RING_END + O_BYTES;
+  static constexpr int TABLE_OFF = BAR_OFF + kBarrierRegionBytes;           // varlen schedule table (v16)
+  static constexpr int SMEM = TABLE_OFF + kVarlenTableBytes + kSmemAlign;  // + barriers, table, alignment slack
   static_assert(SMEM <= kMaxDynSmem, "smem");
   static_assert((2 + 4 * STAGES) * kMbarBytes <= kBarrierRegionBytes, "barriers");
   static_assert(BN % kWgmmaK == 0, "BN");
   static_assert(D % kWgmmaK == 0, "D");
+  static_assert(RING_END % kSmemAlign == 0, "the O staging tile starts 1024-aligned (128B swizzle)");
 };
 
 // The configurations per head dim. BN: 128 while the S and O accumulators fit the consumers'
@@ -397,6 +446,8 @@ struct Params {
   int n_pairs;         // > 0: causal pairing schedule over this many (heavy, light) m-block pairs
   int band;            // > 0 (one CTA per tile, causal): heavy first across bands of this many head slots
   int mb_off;          // the first m-block of every head slot (m-blocks below it see no key: fa_fill_empty's)
+  int vl_buckets;      // > 0: varlen persistent schedule over this many work buckets (VarlenTable)
+  int o_tma;           // 1: the O tensor map is valid and warpgroups whose 64 rows it can store use it (v17)
   float* o_part;       // split-KV partials: [split][batch][hq][sq][D] fp32 and [split][batch][hq][sq]
   float* lse_part;
   float sl2;      // multiplier taking a (possibly capped) score to log2 units
@@ -411,9 +462,11 @@ struct Params {
 // ---- shared memory: Q tile, K and V rings, mbarriers -------------------------------------------
 template <class C>
 struct Smem {
-  uint32_t q, k0, v0, bar;
-  __device__ __forceinline__ explicit Smem(uint32_t base)
-      : q(base), k0(base + C::Q_BYTES), v0(base + C::Q_BYTES + C::STAGES * C::KV_BYTES), bar(base + C::BAR_OFF) {}
+  uint32_t q, k0, v0, o, bar;
+  int* table;  // generic pointer to the varlen schedule table
+  __device__ __forceinline__ Smem(uint32_t base, uint8_t* raw)
+      : q(base), k0(base + C::Q_BYTES), v0(base + C::Q_BYTES + C::STAGES * C::KV_BYTES), o(base + C::RING_END),
+        bar(base + C::BAR_OFF), table(reinterpret_cast<int*>(raw + (base - smem_u32(raw)) + C::TABLE_OFF)) {}
   __device__ __forceinline__ uint32_t k(int s) const { return k0 + s * C::KV_BYTES; }
   __device__ __forceinline__ uint32_t v(int s) const { return v0 + s * C::KV_BYTES; }
   // mbarriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S]
@@ -468,6 +521,73 @@ __device__ __forceinline__ int tile_start(int seq_start, int seq_len, int nomina
   return start;
 }
 
+// ---- varlen schedule (p.vl_buckets > 0) ---------------------------------------------------------
+// The host knows only the maxima, so every CTA builds the batch's tile list from cu_seqlens itself.
+// Work buckets of BM keys, heaviest first: bucket u holds the tiles that see about sk_max - u BM keys.
+// Sequence b (sk_b keys, nmb_b m-blocks) starts at bucket s_b = (sk_max - sk_b) / BM; causal, its
+// m-block j from the top (which sees ~sk_b - j BM keys, bottom-right aligned) is in bucket s_b + j;
+// non-causal, all its m-blocks see sk_b keys and share bucket s_b. Listing the buckets in order is
+// longest-processing-time-first over all sequences and heads (to within one bucket's BM keys); in a
+// bucket, sequence by sequence, each head's m-blocks together. The table: seq[2b] = s_b,
+// seq[2b+1] = nmb_b; cum[u] = (sequence, m-block) pairs in buckets 0..u (tiles: times the head slots).
+struct VarlenTable {
+  const int* seq;
+  const int* cum;
+  int buckets;
+};
+
+// Inclusive prefix sum of a[0, n) in place, by one warp (each lane a contiguous chunk).
+__device__ __forceinline__ void warp_inclusive_scan(int* a, int n, int lane) {
+  const int chunk = (n + kWarpSize - 1) / kWarpSize;
+  const int lo = min(n, lane * chunk), hi = min(n, lo + chunk);
+  int sum = 0;
+  for (int i = lo; i < hi; ++i) sum += a[i];
+  int incl = sum;
+#pragma unroll
+  for (int d = 1; d < kWarpSize; d *= 2) {
+    const int v = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl += v;
+  }
+  int run = incl - sum;
+  for (int i = lo; i < hi; ++i) {
+    run += a[i];
+    a[i] = run;
+  }
+  __syncwarp();
+}
+
+// All threads of the CTA (three __syncthreads): the table of p's batch in shared memory.
+__device__ __forceinline__ void build_varlen_table(const Params& p, int* table, int tid) {
+  int* seq = table;
+  int* cum = table + 2 * kVarlenMaxBatch;
+  const int U = p.vl_buckets;
+  for (int u = tid; u <= U; u += NTHREADS) cum[u] = 0;
+  int s_b = 0, nmb_b = 0;
+  if (tid < p.batch) {
+    const int sq_b = p.cu_q[tid + 1] - p.cu_q[tid];
+    const int sk_b = p.cu_k[tid + 1] - p.cu_k[tid];
+    nmb_b = min((max(sq_b, 0) + p.pack_r - 1) / p.pack_r, p.n_mblocks);
+    s_b = (p.sk - min(max(sk_b, 0), p.sk)) / BM;  // <= sk_max / BM < U
+    seq[2 * tid] = s_b;
+    seq[2 * tid + 1] = nmb_b;
+  }
+  __syncthreads();
+  if (tid < p.batch && nmb_b > 0) {
+    if (p.causal) {  // +1 over buckets [s_b, s_b + nmb_b): a difference array, summed below
+      atomicAdd(&cum[s_b], 1);
+      atomicAdd(&cum[s_b + nmb_b], -1);
+    } else {
+      atomicAdd(&cum[s_b], nmb_b);
+    }
+  }
+  __syncthreads();
+  if (tid < kWarpSize) {
+    if (p.causal) warp_inclusive_scan(cum, U, tid);  // pairs per bucket
+    warp_inclusive_scan(cum, U, tid);                // pairs in buckets 0..u
+  }
+  __syncthreads();
+}
+
 // ---- tile scheduler ----------------------------------------------------------------------------
 // One unit of work: pack_r query rows (times pack_g heads) of one head slot and batch, over key
 // blocks [nb_lo, nb_hi) (all of them, or one split's share).
@@ -484,22 +604,67 @@ struct Tile {
 // Causal pairing (p.n_pairs > 0, persistent grid, no split): CTA c takes pair c, c + G, ... and
 // does each pair's heavy tile (m_block n-1-k) in one round and its light one (m_block k) in the
 // next, so every CTA's rounds cost the same and CTAs running together stay on a few heads.
+// Varlen schedule (p.vl_buckets > 0, persistent, no split): the real tiles, heaviest first
+// (VarlenTable), dealt out in a snake: in round k CTA c takes tile kG + c (k even) or kG + G-1-c
+// (k odd), so the CTA that got a round's heaviest tile gets the next round's lightest.
 // Every CTA walks t = blockIdx.x, blockIdx.x + G, ... < num_tiles (static round-robin).
 struct TileScheduler {
   int HH;  // head slots: query heads, or KV heads when GQA-packed
   int G;   // CTAs in the grid
   int R;   // query rows of one head in a tile
   int num_tiles;
+  int vl_tiles;  // varlen schedule: the batch's real tiles
+  VarlenTable vt;
 
-  __device__ __forceinline__ explicit TileScheduler(const Params& p)
-      : HH(p.hq / p.pack_g), G(gridDim.x), R(p.pack_r),
-        num_tiles(p.n_pairs > 0 ? 2 * G * ((p.n_pairs + G - 1) / G) : p.n_mblocks * p.n_splits * HH * p.batch) {}
+  __device__ __forceinline__ TileScheduler(const Params& p, const int* table)
+      : HH(p.hq / p.pack_g), G(gridDim.x), R(p.pack_r) {
+    vt.seq = table;
+    vt.cum = table + 2 * kVarlenMaxBatch;
+    vt.buckets = p.vl_buckets;
+    vl_tiles = p.vl_buckets > 0 ? vt.cum[p.vl_buckets - 1] * HH : 0;
+    if (p.vl_buckets > 0) num_tiles = G * ((vl_tiles + G - 1) / G);
+    else num_tiles = p.n_pairs > 0 ? 2 * G * ((p.n_pairs + G - 1) / G) : p.n_mblocks * p.n_splits * HH * p.batch;
+  }
+
+  // Schedule position pos (< vl_tiles) -> batch, head slot, m-block.
+  __device__ __forceinline__ void varlen_tile(const Params& p, int pos, int* b, int* hh, int* mb) const {
+    int lo = 0, hi = vt.buckets - 1;  // the first bucket u with cum[u] HH > pos
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (vt.cum[mid] * HH > pos) hi = mid;
+      else lo = mid + 1;
+    }
+    const int u = lo;
+    int i = pos - (u > 0 ? vt.cum[u - 1] * HH : 0);  // index inside bucket u
+    int s = 0, n = 0, bb = 0;
+    for (; bb < p.batch; ++bb) {
+      s = vt.seq[2 * bb];
+      n = vt.seq[2 * bb + 1];
+      const int pairs = p.causal ? (u >= s && u < s + n ? 1 : 0) : (u == s ? n : 0);
+      if (i < pairs * HH) break;
+      i -= pairs * HH;
+    }
+    *b = bb;
+    if (p.causal) {
+      *hh = i;
+      *mb = n - 1 - (u - s);
+    } else {
+      *hh = i / n;
+      *mb = i % n;
+    }
+  }
 
   // false: t is an empty slot of the schedule (no such tile).
   template <int BN>
   __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
     int mb, hh;
-    if (p.n_pairs > 0) {
+    if (p.vl_buckets > 0) {
+      const int round = t / G, c = t % G;
+      const int pos = round * G + ((round & 1) ? G - 1 - c : c);
+      if (pos >= vl_tiles) return false;
+      varlen_tile(p, pos, &T.b, &hh, &mb);
+      T.sp = 0;
+    } else if (p.n_pairs > 0) {
       const int round = t / G, pair = (round / 2) * G + t % G;
       if (pair >= p.n_pairs) return false;
       const int per_head = (p.n_mblocks + 1) / 2;
@@ -887,15 +1052,97 @@ __device__ __forceinline__ void store_output(const Params& p, const Tile& T, con
   }
 }
 
+// ---- epilogue through shared memory and TMA (v17) ----------------------------------------------
+// lse of the thread's two rows where the tile owns them (store_output's rule), by the quad's first thread.
+__device__ __forceinline__ void store_lse(const Params& p, const Tile& T, const RowCtx& rc, const float* lse_v, int qd) {
+  if (qd != 0) return;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = rc.row[r];
+    if (row >= T.m0 && row < T.sq) {
+      long long idx;
+      if (p.varlen) idx = static_cast<long long>(rc.head[r]) * p.cu_q[p.batch] + T.q_start + row;
+      else idx = (static_cast<long long>(T.b) * p.hq + rc.head[r]) * p.sq + row;
+      p.lse[idx] = lse_v[r];
+    }
+  }
+}
+
+// Consumer warpgroup w's 64 rows as one TMA box {64 columns, 64 rows, 1 head, 1 batch}: the map's row
+// and head coordinates, and whether the box may be stored. It is one head's consecutive rows only when
+// R (rows per head in the tile) is a multiple of 64: no GQA packing (R = 128) or groups of 2 (R = 64,
+// one head per warpgroup). It may be stored when every row it writes is the tile's: none shifted in
+// by varlen's box shift (first row >= m0) and, varlen, none past the sequence (the map's rows run on
+// into the next sequence); fixed length, the map's row bound (seqlen_q, per batch) clips the tail.
+struct OBox {
+  bool ok;
+  int row, head;
+};
+__device__ __forceinline__ OBox o_box(const Params& p, const Tile& T, int w, int R) {
+  const int m = kWgRows * w;  // the warpgroup's first tile row
+  const int g = m / R;
+  const int r = m - g * R;
+  const int lo = T.m0 - T.qshift + r;  // that row within the sequence
+  OBox b;
+  b.row = T.q_row0 + r;
+  b.head = T.hq0 + g;
+  b.ok = p.o_tma && R % kWgRows == 0 && lo >= T.m0 && (p.varlen ? lo + kWgRows <= T.sq : lo < T.sq);
+  return b;
+}
+
+// O / l (bf16) into the warpgroup's staging tile, in the layout TMA's 128B swizzle reads: atom a
+// (64 columns) at a * 8 KB, tile row r at r * 128 B, its 16-byte chunk c at chunk c ^ (r % 8).
+// A warp's 4-byte store of (row pair r, columns 8i..8i+7) covers 8 rows x 4 lanes: rows j = 0..7
+// land in chunks (i % 8) ^ j, all different, so the 32 lanes hit 32 different banks.
+template <class C>
+__device__ __forceinline__ void stage_o(uint32_t sOw, const float* o, const float* inv, int lrow0, int qd) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = lrow0 + 8 * r;
+    const uint32_t base = sOw + row * kSwizzleBytes + qd * 4;
+    const int sw = row % 8;
+#pragma unroll
+    for (int i = 0; i < C::D / 8; ++i) {
+      const uint32_t addr = base + (i / 8) * C::O_ATOM_BYTES + (((i % 8) ^ sw) << 4);
+      st_shared_u32(addr, pack_bf16(o[4 * i + 2 * r] * inv[r], o[4 * i + 2 * r + 1] * inv[r]));
+    }
+  }
+}
+
+// The warpgroup's O rows through its staging tile and one TMA store per atom, issued by its first
+// thread (the leader), which alone owns the bulk async-group. Order:
+//   leader waits until its previous store has read the staging tile (wait_group.read) -> barrier ->
+//   every thread writes its rows, then fence.proxy.async (generic writes before the async-proxy read)
+//   -> barrier -> leader issues the stores and commits; nobody waits for them here.
+// The Q buffer and its barriers are untouched: the staging tile is its own shared memory.
+template <class C>
+__device__ __forceinline__ void store_output_tma(const CUtensorMap* tmO, const OBox& ob, const Tile& T, uint32_t sOw,
+                                                 const float* o, const float* inv, int w, int lrow0, int qd,
+                                                 bool leader) {
+  if (leader) bulk_wait_read_all();
+  named_sync(kBarOStage + w, kWarpGroupThreads);
+  stage_o<C>(sOw, o, inv, lrow0, qd);
+  fence_proxy_async_smem();
+  named_sync(kBarOStage + w, kWarpGroupThreads);
+  if (leader) {
+#pragma unroll
+    for (int a = 0; a < C::NA; ++a) tma_store_4d(tmO, sOw + a * C::O_ATOM_BYTES, a * kAtomCols, ob.row, ob.head, T.bq);
+    bulk_commit();
+  }
+}
+
 // ---- consumer warpgroup (64 query rows of every tile) ------------------------------------------
 template <class C>
-__device__ __forceinline__ void consumer(const Params& p, const TileScheduler& sched, const Smem<C>& sm, int tid) {
+__device__ __forceinline__ void consumer(const Params& p, const TileScheduler& sched, const Smem<C>& sm,
+                                         const CUtensorMap* tmO, int tid) {
   const int w = tid / kWarpGroupThreads - 1;                   // rows [64w, 64w+64) of the tile
   const int warp = (tid % kWarpGroupThreads) / kWarpSize;      // warp in warpgroup
   const int lane = tid % kWarpSize;
   const int qd = lane % 4;
   const int rloc0 = kWgRows * w + 16 * warp + lane / 4;        // tile rows rloc0 and rloc0 + 8
   const uint32_t sQw = sm.q + w * kWgRows * kSwizzleBytes;
+  const uint32_t sOw = sm.o + w * C::O_WG_BYTES;                // this warpgroup's O staging tile
+  const bool leader = tid % kWarpGroupThreads == 0;             // issues (and alone waits on) its TMA stores
   const float sl2 = p.sl2;
   const Pingpong turn{w};
   turn.start();
@@ -919,8 +1166,23 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler& s
 
     float inv[2], lse_v[2];
     finalize_rows(mrow, lrow, sl2, inv, lse_v);
-    if (p.n_splits > 1) store_partial<C::D>(p, T, rc, o, inv, lse_v, qd);
-    else store_output<C::D>(p, T, rc, o, inv, lse_v, qd);
+    if (p.n_splits > 1) {
+      store_partial<C::D>(p, T, rc, o, inv, lse_v, qd);
+      continue;
+    }
+    if constexpr (C::O_STAGE) {
+      const OBox ob = o_box(p, T, w, sched.R);  // uniform across the warpgroup
+      if (ob.ok) {
+        store_output_tma<C>(tmO, ob, T, sOw, o, inv, w, rloc0 - kWgRows * w, qd, leader);
+        store_lse(p, T, rc, lse_v, qd);
+        continue;
+      }
+    }
+    store_output<C::D>(p, T, rc, o, inv, lse_v, qd);
+  }
+  // The staging tile must stay valid until the last store has read it; and complete before exit.
+  if constexpr (C::O_STAGE) {
+    if (leader) bulk_wait_all();
   }
 }
 
@@ -930,16 +1192,17 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler& s
 template <int D, int BN, int STAGES>
 __global__ void __launch_bounds__(NTHREADS, 1)
     fa_fwd_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-                const __grid_constant__ CUtensorMap tmV, const Params p) {
+                const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, const Params p) {
   using C = Cfg<D, BN, STAGES>;
   extern __shared__ uint8_t smem_raw[];
-  const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u));
+  const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u), smem_raw);
   const int tid = threadIdx.x;
+  if (p.varlen && (p.cu_q[p.batch] < BM || p.cu_k[p.batch] < BN)) return;  // fallback kernel's job (whole CTA)
   if (tid == 0) sm.init_barriers();
-  __syncthreads();
+  if (p.vl_buckets > 0) build_varlen_table(p, sm.table, tid);  // ends with __syncthreads
+  else __syncthreads();
 
-  const TileScheduler sched(p);
-  if (p.varlen && (p.cu_q[p.batch] < BM || p.cu_k[p.batch] < BN)) return;  // fallback kernel's job
+  const TileScheduler sched(p, sm.table);
 
   if (tid / kWarpGroupThreads == 0) {
     setmaxnreg_dec<kProducerRegs>();
@@ -947,7 +1210,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
     return;
   }
   setmaxnreg_inc<kConsumerRegs>();
-  consumer<C>(p, sched, sm, tid);
+  consumer<C>(p, sched, sm, &tmO, tid);
 }
 
 // Split-KV combine: one warp per (batch, head, row).
@@ -1337,6 +1600,7 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
   prm.band = 0;
   const bool uniform = !prm.causal && !prm.varlen;
   if (uniform) return static_cast<int>(tiles < nsm ? tiles : nsm);
+  if (prm.vl_buckets > 0) return static_cast<int>(tiles < nsm ? tiles : nsm);  // tiles: the maxima's bound
   if (prm.varlen || prm.n_splits > 1 || tiles <= nsm) return static_cast<int>(tiles);
   const long long slots = static_cast<long long>(prm.hq / prm.pack_g) * prm.batch;
   const long long pairs = static_cast<long long>((prm.n_mblocks + 1) / 2) * slots;
@@ -1377,6 +1641,20 @@ static int choose_empty_fill(Params& prm, int nsm) {
   return m_lo * prm.pack_r;
 }
 
+// Varlen: the persistent, heaviest-first schedule (VarlenTable) whenever its table fits. v15 launched
+// one CTA per tile of the maxima, head slot after head slot: the CTAs past a sequence's end exited at
+// once but were dispatched (varlen_d256_equal_causal: 1728 CTAs for 304 tiles), and a head slot's
+// heavy tiles started only after every earlier slot's. The table costs each CTA O(batch) work once
+// and its decode O(batch) a tile; the capacities are shared memory's (kVarlenMaxBatch, ...Buckets).
+static int choose_varlen_schedule(Params& prm) {
+  prm.vl_buckets = 0;
+  if (!prm.varlen || prm.n_splits > 1 || prm.batch > kVarlenMaxBatch) return 0;
+  const long long buckets = static_cast<long long>(prm.sk) / BM + prm.n_mblocks;  // max s_b + nmb_b
+  if (buckets > kVarlenMaxBuckets) return 0;
+  prm.vl_buckets = static_cast<int>(buckets);
+  return prm.vl_buckets;
+}
+
 // ---- launches ----------------------------------------------------------------------------------
 template <class C>
 static int launch_main(const Args& a, const Params& prm, int total_q_ub, int total_k_ub) {
@@ -1386,6 +1664,14 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
   if (!make_map(&mq, a.q, C::D, rq, prm.hq, prm.batch, a.qs, prm.varlen, prm.pack_r, prm.pack_g)) return kTensorMapError;
   if (!make_map(&mk, a.k, C::D, rk, a.hkv, prm.batch, a.ks, prm.varlen, C::BN, 1)) return kTensorMapError;
   if (!make_map(&mv, a.v, C::D, rk, a.hkv, prm.batch, a.vs, prm.varlen, C::BN, 1)) return kTensorMapError;
+  // O through TMA stores (v17): a {64, 64, 1, 1} box over the same 4-D view as Q's map (per-batch row
+  // bound for fixed length), where the config stages O, the tile is unsplit (split-KV writes fp32
+  // partials), and a warpgroup's 64 rows are one head's (pack_r a multiple of 64). If the map cannot
+  // be made the kernel keeps the direct stores.
+  CUtensorMap mo{};
+  Params pk = prm;
+  pk.o_tma = C::O_STAGE && prm.n_splits == 1 && prm.pack_r % kWgRows == 0 && tma_ok(a.out, a.os, prm.varlen) &&
+             make_map(&mo, a.out, C::D, rq, prm.hq, prm.batch, a.os, prm.varlen, kWgRows, 1);
   auto kern = fa_fwd_sm90<C::D, C::BN, C::STAGES>;
   if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
   int dev;
@@ -1393,13 +1679,12 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
   if (device_info(&dev, &di) != kOk) return kDeviceError;
   const long long tiles = static_cast<long long>(prm.n_mblocks) * prm.n_splits * (prm.hq / prm.pack_g) * prm.batch;
   if (tiles >= (1LL << 31)) return kUnsupported;
-  Params pk = prm;
   const double mean_keys = prm.varlen ? 0.0
                                       : static_cast<double>(head_visible_keys(prm.sq, prm.sk, prm.causal, prm.pack_r)) /
                                             prm.n_mblocks;
   const long long kv_bytes_per_head = 2LL * prm.sk * C::D * 2;  // K and V of one (batch, KV head), bf16
   const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes);
-  kern<<<grid, NTHREADS, C::SMEM, a.stream>>>(mq, mk, mv, pk);
+  kern<<<grid, NTHREADS, C::SMEM, a.stream>>>(mq, mk, mv, mo, pk);
   return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
 }
 
@@ -1514,6 +1799,8 @@ static int attention(const Args& a) {
   prm.n_pairs = 0;
   prm.band = 0;
   prm.mb_off = 0;
+  prm.vl_buckets = 0;
+  prm.o_tma = 0;
   prm.o_part = nullptr;
   prm.lse_part = nullptr;
   int dev = 0;
@@ -1556,6 +1843,7 @@ static int attention(const Args& a) {
   // Rows that see no key, written by the fill kernel (fixed length, causal, unsplit; decided on the
   // tiles and splits above, which count them).
   const int fill_rows = fixed_len ? choose_empty_fill(prm, di.nsm) : 0;
+  if (use_main && varlen) choose_varlen_schedule(prm);
   if (use_main) {
     const long long tq = static_cast<long long>(a.batch) * a.sq, tk = static_cast<long long>(a.batch) * a.sk;
     if (tq >= (1LL << 31) || tk >= (1LL << 31)) return kUnsupported;
