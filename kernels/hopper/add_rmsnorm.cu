@@ -1,6 +1,6 @@
 // add_rmsnorm for Hopper (and any sm_80+ GPU): fused residual add + RMSNorm, bf16, one pass over memory.
-// Contract: evals/tasks/add_rmsnorm/entry.h. Version 2 of kernels/hopper/add_rmsnorm.cu: rows of any
-// alignment take the vector path too (see kernels/hopper/NOTES.md, "add_rmsnorm v2").
+// Contract: evals/tasks/add_rmsnorm/entry.h. Version 2: rows of any alignment take the vector path too
+// (kernels/hopper/versions/add_rmsnorm_v2.md: design, CPU model, judgement).
 //
 // The operator is memory-bound (about 5 flops per 8 bytes), so the design is about bytes in flight:
 // - a row is read once: each thread loads its V chunks of 8 elements of x, the residual and the weight
@@ -41,8 +41,8 @@ struct Params {
 };
 
 constexpr int kWarpRowsPerCta = 8;
-// false: short rows always get a CTA each (one chunk a thread), whatever the rows; the variant
-// add_rmsnorm_v2b (see add_rmsnorm_v2.md) judges whether that beats warp rows on many rows
+// false: short rows always get a CTA each (one chunk a thread), whatever the rows; variant b of
+// versions/add_rmsnorm_v2.md (not judged yet) asks whether that beats warp rows on many rows
 constexpr bool kShortRowsToWarps = true;
 
 __device__ __forceinline__ void unpack(uint4 v, float f[8]) {

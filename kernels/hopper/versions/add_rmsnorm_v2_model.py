@@ -1,5 +1,5 @@
-"""A CPU model of add_rmsnorm_v2.cu's launcher and of every thread's memory accesses, to check its
-alignment logic without a GPU.
+"""A CPU model of add_rmsnorm v2's launcher (kernels/hopper/add_rmsnorm.cu) and of every thread's
+memory accesses, to check its alignment logic without a GPU.
 
 The model transliterates, line by line, the parts of the .cu that decide what is accessed: the work rule
 of ks_add_rmsnorm (which kernel, V, threads, grid), and in add_rmsnorm_vec the row's head, its chunks,
