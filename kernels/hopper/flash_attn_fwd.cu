@@ -371,11 +371,15 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint
 // 4. Tile configuration, kernel parameters
 // ================================================================================================
 // One main-kernel configuration: head dim D, key-block width BN, K/V pipeline depth STAGES.
-template <int D_, int BN_, int STAGES_>
+template <int D_, int BN_, int STAGES_, bool VS_ = false>
 struct Cfg {
   static constexpr int D = D_;
   static constexpr int BN = BN_;
   static constexpr int STAGES = STAGES_;
+  // The varlen schedule's instantiation (v20): only it holds the table and its branches, so launches
+  // without the schedule pay neither (v19 measured ~0.3 us more than v17 on one-tile launches).
+  static constexpr bool VS = VS_;
+  static constexpr int TABLE_BYTES = VS ? kVarlenTableBytes : 0;
   static constexpr int DP = (D + kAtomCols - 1) / kAtomCols * kAtomCols;  // padded smem width (whole atoms)
   static constexpr int NA = DP / kAtomCols;                               // atoms across the head dim
   static constexpr int Q_BYTES = BM * DP * 2;
@@ -387,6 +391,7 @@ struct Cfg {
   // registers are at the limit, staging spilled 20 bytes; it only runs where tiles average >= 2048
   // keys, so the epilogue is a small part of its tile's time).
   static constexpr int O_TILE_BYTES = BM * DP * 2;
+  // (with the table's bytes in both instantiations, so that they make the same choice)
   static constexpr bool O_STAGE = BN <= kOStageMaxBN && RING_END + O_TILE_BYTES + kBarrierRegionBytes +
                                                             kVarlenTableBytes + kSmemAlign <= kMaxDynSmem;
   static constexpr int O_BYTES = O_STAGE ? O_TILE_BYTES : 0;
@@ -394,7 +399,7 @@ struct Cfg {
   static constexpr int O_ATOM_BYTES = kWgRows * kSwizzleBytes;  // one warpgroup's 64 rows of one atom
   static constexpr int BAR_OFF = RING_END + O_BYTES;
   static constexpr int TABLE_OFF = BAR_OFF + kBarrierRegionBytes;           // varlen schedule table (v16)
-  static constexpr int SMEM = TABLE_OFF + kVarlenTableBytes + kSmemAlign;  // + barriers, table, alignment slack
+  static constexpr int SMEM = TABLE_OFF + TABLE_BYTES + kSmemAlign;  // + barriers, table, alignment slack
   static_assert(SMEM <= kMaxDynSmem, "smem");
   static_assert((2 + 4 * STAGES) * kMbarBytes <= kBarrierRegionBytes, "barriers");
   static_assert(BN % kWgmmaK == 0, "BN");
@@ -608,6 +613,7 @@ struct Tile {
 // (VarlenTable), dealt out in a snake: in round k CTA c takes tile kG + c (k even) or kG + G-1-c
 // (k odd), so the CTA that got a round's heaviest tile gets the next round's lightest.
 // Every CTA walks t = blockIdx.x, blockIdx.x + G, ... < num_tiles (static round-robin).
+template <bool VS>  // compiled with the varlen schedule (Cfg::VS)
 struct TileScheduler {
   int HH;  // head slots: query heads, or KV heads when GQA-packed
   int G;   // CTAs in the grid
@@ -621,8 +627,8 @@ struct TileScheduler {
     vt.seq = table;
     vt.cum = table + 2 * kVarlenMaxBatch;
     vt.buckets = p.vl_buckets;
-    vl_tiles = p.vl_buckets > 0 ? vt.cum[p.vl_buckets - 1] * HH : 0;
-    if (p.vl_buckets > 0) num_tiles = G * ((vl_tiles + G - 1) / G);
+    vl_tiles = VS && p.vl_buckets > 0 ? vt.cum[p.vl_buckets - 1] * HH : 0;
+    if (VS && p.vl_buckets > 0) num_tiles = G * ((vl_tiles + G - 1) / G);
     else num_tiles = p.n_pairs > 0 ? 2 * G * ((p.n_pairs + G - 1) / G) : p.n_mblocks * p.n_splits * HH * p.batch;
   }
 
@@ -658,7 +664,7 @@ struct TileScheduler {
   template <int BN>
   __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
     int mb, hh;
-    if (p.vl_buckets > 0) {
+    if (VS && p.vl_buckets > 0) {
       const int round = t / G, c = t % G;
       const int pos = round * G + ((round & 1) ? G - 1 - c : c);
       if (pos >= vl_tiles) return false;
@@ -725,7 +731,7 @@ struct TileScheduler {
 // Q once per tile, then K and V of each key block, last block first (the consumers' order), into
 // the STAGES-deep ring; each load waits until the consumers released that buffer.
 template <class C>
-__device__ __forceinline__ void producer(const Params& p, const TileScheduler& sched, const Smem<C>& sm,
+__device__ __forceinline__ void producer(const Params& p, const TileScheduler<C::VS>& sched, const Smem<C>& sm,
                                          const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV) {
   RingPos<C::STAGES> kv{0, 0};
   uint32_t qcount = 0;
@@ -1133,7 +1139,7 @@ __device__ __forceinline__ void store_output_tma(const CUtensorMap* tmO, const O
 
 // ---- consumer warpgroup (64 query rows of every tile) ------------------------------------------
 template <class C>
-__device__ __forceinline__ void consumer(const Params& p, const TileScheduler& sched, const Smem<C>& sm,
+__device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C::VS>& sched, const Smem<C>& sm,
                                          const CUtensorMap* tmO, int tid) {
   const int w = tid / kWarpGroupThreads - 1;                   // rows [64w, 64w+64) of the tile
   const int warp = (tid % kWarpGroupThreads) / kWarpSize;      // warp in warpgroup
@@ -1189,20 +1195,20 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler& s
 // ================================================================================================
 // 6. Kernels
 // ================================================================================================
-template <int D, int BN, int STAGES>
+template <int D, int BN, int STAGES, bool VS>
 __global__ void __launch_bounds__(NTHREADS, 1)
     fa_fwd_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, const Params p) {
-  using C = Cfg<D, BN, STAGES>;
+  using C = Cfg<D, BN, STAGES, VS>;
   extern __shared__ uint8_t smem_raw[];
   const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u), smem_raw);
   const int tid = threadIdx.x;
   if (p.varlen && (p.cu_q[p.batch] < BM || p.cu_k[p.batch] < BN)) return;  // fallback kernel's job (whole CTA)
   if (tid == 0) sm.init_barriers();
-  if (p.vl_buckets > 0) build_varlen_table(p, sm.table, tid);  // ends with __syncthreads
+  if (VS && p.vl_buckets > 0) build_varlen_table(p, sm.table, tid);  // ends with __syncthreads
   else __syncthreads();
 
-  const TileScheduler sched(p, sm.table);
+  const TileScheduler<VS> sched(p, sm.table);
 
   if (tid / kWarpGroupThreads == 0) {
     setmaxnreg_dec<kProducerRegs>();
@@ -1657,6 +1663,17 @@ static int choose_varlen_schedule(Params& prm) {
 
 // ---- launches ----------------------------------------------------------------------------------
 template <class C>
+static int launch_main(const Args& a, const Params& prm, int total_q_ub, int total_k_ub);
+
+// C, or its varlen-schedule instantiation when the launch takes that schedule.
+template <class C>
+static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int total_k_ub) {
+  using VarlenC = Cfg<C::D, C::BN, C::STAGES, true>;
+  return prm.vl_buckets > 0 ? launch_main<VarlenC>(a, prm, total_q_ub, total_k_ub)
+                            : launch_main<C>(a, prm, total_q_ub, total_k_ub);
+}
+
+template <class C>
 static int launch_main(const Args& a, const Params& prm, int total_q_ub, int total_k_ub) {
   CUtensorMap mq, mk, mv;
   const long long rq = prm.varlen ? total_q_ub : prm.sq;
@@ -1672,7 +1689,7 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
   Params pk = prm;
   pk.o_tma = C::O_STAGE && prm.n_splits == 1 && prm.pack_r % kWgRows == 0 && tma_ok(a.out, a.os, prm.varlen) &&
              make_map(&mo, a.out, C::D, rq, prm.hq, prm.batch, a.os, prm.varlen, kWgRows, 1);
-  auto kern = fa_fwd_sm90<C::D, C::BN, C::STAGES>;
+  auto kern = fa_fwd_sm90<C::D, C::BN, C::STAGES, C::VS>;
   if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
   int dev;
   DeviceInfo di;
@@ -1851,9 +1868,10 @@ static int attention(const Args& a) {
     int rc;
     if (fill_rows > 0 && (rc = launch_fill<D>(a, prm, fill_rows, di.nsm))) return rc;
     if constexpr (Tiles::kHasWide)
-      rc = wide ? launch_main<typename Tiles::Wide>(a, prm, tqi, tki) : launch_main<typename Tiles::Narrow>(a, prm, tqi, tki);
+      rc = wide ? launch_main_for<typename Tiles::Wide>(a, prm, tqi, tki)
+                : launch_main_for<typename Tiles::Narrow>(a, prm, tqi, tki);
     else
-      rc = launch_main<typename Tiles::Narrow>(a, prm, tqi, tki);
+      rc = launch_main_for<typename Tiles::Narrow>(a, prm, tqi, tki);
     if (rc) return rc;
     if (prm.n_splits > 1 && (rc = launch_combine<D>(a, prm))) return rc;
   }
