@@ -1,6 +1,6 @@
 """One launch of a kernel and one of the task's headline baseline per scenario, for Nsight Compute:
 
-    ncu --kernel-name regex:'fa_|flash|Flash' --section SpeedOfLight --section Occupancy \
+    ncu --kernel-name regex:'fa_fwd_sm90|device_kernel|flash' --section SpeedOfLight --section Occupancy \
         --section LaunchStats --section WarpStateStats python3 evals/device/profile_scenarios.py \
         KERNEL.cu sm90 SCENARIO [SCENARIO ...]
 

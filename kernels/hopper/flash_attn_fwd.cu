@@ -207,6 +207,7 @@ constexpr int kAtomBytes = 8 * kSwizzleBytes;                    // 8 rows x 128
 constexpr int kSmemAlign = kAtomBytes;                           // 128B-swizzled tiles start 1024-aligned
 constexpr int kMbarBytes = 8;
 constexpr int kBarrierRegionBytes = 256;                         // room for every mbarrier of a config
+constexpr int kOrderSlotsOff = kBarrierRegionBytes - 4 * 8;       // last 32 B of it: one word per consumer warp (v22)
 // Varlen schedule table in shared memory (v16): per sequence (first bucket, m-blocks), per bucket the
 // running tile count. Capacities, not tuning: beyond them the launcher keeps v15's one-CTA-per-tile grid.
 constexpr int kVarlenMaxBatch = 128;
@@ -356,15 +357,19 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
-// Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
-// offsets (each >> 4), swizzle mode 1 (128B) in bits 62-63.
-__device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-  uint64_t d = 0;
-  d |= static_cast<uint64_t>((saddr & 0x3FFFF) >> 4);
-  d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
-  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
-  d |= static_cast<uint64_t>(1) << 62;
-  return d;
+// Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte offsets
+// (each >> 4) in the low word; swizzle mode 1 (128B) in bits 62-63. Built once per operand; the
+// k-steps of one product differ only in the start address, so desc_at adds (offset >> 4) to the low
+// word: one add per wgmma instead of rebuilding the fields (v23). The start field cannot carry into
+// the LBO field: shared addresses stay below 2^18 bytes, so (address >> 4) < 2^14 for every step.
+struct SmemDesc {
+  uint32_t lo, hi;
+};
+__device__ __forceinline__ SmemDesc smem_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+  return {((saddr & 0x3FFFF) >> 4) | (((lbo >> 4) & 0x3FFF) << 16), ((sbo >> 4) & 0x3FFF) | (1u << 30)};
+}
+__device__ __forceinline__ uint64_t desc_at(SmemDesc d, uint32_t byte_offset) {
+  return (static_cast<uint64_t>(d.hi) << 32) | (d.lo + (byte_offset >> 4));
 }
 
 // ================================================================================================
@@ -379,6 +384,9 @@ struct Cfg {
   // The varlen schedule's instantiation (v20): only it holds the table and its branches, so launches
   // without the schedule pay neither (v19 measured ~0.3 us more than v17 on one-tile launches).
   static constexpr bool VS = VS_;
+  // Softmax of block n under this warpgroup's own P V of block n-1 (v22/v23d): measured +2 % with
+  // 64-key blocks (d256) and -3 to -9 % with 128-key blocks, where pingpong alone hides the softmax.
+  static constexpr bool SOFTMAX_UNDER_OWN_PV = BN < 128;
   static constexpr int TABLE_BYTES = VS ? kVarlenTableBytes : 0;
   static constexpr int DP = (D + kAtomCols - 1) / kAtomCols * kAtomCols;  // padded smem width (whole atoms)
   static constexpr int NA = DP / kAtomCols;                               // atoms across the head dim
@@ -401,7 +409,7 @@ struct Cfg {
   static constexpr int TABLE_OFF = BAR_OFF + kBarrierRegionBytes;           // varlen schedule table (v16)
   static constexpr int SMEM = TABLE_OFF + TABLE_BYTES + kSmemAlign;  // + barriers, table, alignment slack
   static_assert(SMEM <= kMaxDynSmem, "smem");
-  static_assert((2 + 4 * STAGES) * kMbarBytes <= kBarrierRegionBytes, "barriers");
+  static_assert((2 + 4 * STAGES) * kMbarBytes <= kOrderSlotsOff, "barriers");
   static_assert(BN % kWgmmaK == 0, "BN");
   static_assert(D % kWgmmaK == 0, "D");
   static_assert(RING_END % kSmemAlign == 0, "the O staging tile starts 1024-aligned (128B swizzle)");
@@ -783,12 +791,15 @@ struct Pingpong {
 // QK matrix work: S[64 x BN] = Q_w[64 x D] K^T, both from shared memory (K-major, 128B swizzle).
 template <class C>
 __device__ __forceinline__ void issue_qk(float* s, uint32_t sQw, uint32_t sKs) {
+  SmemDesc q = smem_desc(sQw, 16, kAtomBytes);
+  const SmemDesc k = smem_desc(sKs, 16, kAtomBytes);
+  asm volatile("" : "+r"(q.lo));  // rebuilt per call: hoisted, Q's descriptors held 2 x D/16 registers all loop
   wg_fence();
 #pragma unroll
   for (int kk = 0; kk < C::D / kWgmmaK; ++kk) {
     const int a = kk / 4, ki = kk % 4;  // atom, k-step within the atom (4 x 16 columns)
-    const uint64_t da = make_desc(sQw + a * BM * kSwizzleBytes + ki * 32, 16, kAtomBytes);
-    const uint64_t db = make_desc(sKs + a * C::BN * kSwizzleBytes + ki * 32, 16, kAtomBytes);
+    const uint64_t da = desc_at(q, a * BM * kSwizzleBytes + ki * 32);
+    const uint64_t db = desc_at(k, a * C::BN * kSwizzleBytes + ki * 32);
     Wgmma<C::BN>::ss(s, da, db, kk > 0 ? 1 : 0);
   }
   wg_commit();
@@ -798,10 +809,11 @@ __device__ __forceinline__ void issue_qk(float* s, uint32_t sQw, uint32_t sKs) {
 // between 64-column atoms, SBO = 1024 B between 8-key groups).
 template <class C>
 __device__ __forceinline__ void issue_pv(float* o, const uint32_t* pr, uint32_t sVs) {
+  const SmemDesc v = smem_desc(sVs, C::BN * kSwizzleBytes, kAtomBytes);
   wg_fence();
 #pragma unroll
   for (int kk = 0; kk < C::BN / kWgmmaK; ++kk) {
-    const uint64_t db = make_desc(sVs + kk * kWgmmaK * kSwizzleBytes, C::BN * kSwizzleBytes, kAtomBytes);
+    const uint64_t db = desc_at(v, kk * kWgmmaK * kSwizzleBytes);
     Wgmma<C::D>::rs(o, pr + 4 * kk, db, 1);
   }
   wg_commit();
@@ -928,6 +940,18 @@ __device__ __forceinline__ void rescale_o(float* o, const float* corr) {
   }
 }
 
+// ptxas moves wgmma.wait_group above work that only touches registers: left alone, it places the
+// wait for the P V product before the whole online softmax, so a warpgroup's softmax never overlaps
+// its own P V product (seen in SASS, v22). A shared store of a value the softmax produces, issued
+// before the wait, keeps that work ahead of it. One word per warp, written by lane 0, read by no one.
+__device__ __forceinline__ void keep_before_wait(uint32_t order_slots, float v, int lane) {
+  const uint32_t slot = order_slots + 4u * ((threadIdx.x / kWarpSize) % kConsumerWarps);
+  asm volatile(
+      "{\n .reg .pred p;\n setp.eq.s32 p, %2, 0;\n @p st.shared.f32 [%0], %1;\n}\n" ::"r"(slot), "f"(v),
+      "r"(lane)
+      : "memory");
+}
+
 // Consumer release of a buffer: one arrive per warp.
 __device__ __forceinline__ void release(uint32_t bar, int lane) {
   if (lane == 0) mbar_arrive(bar);
@@ -975,6 +999,7 @@ __device__ __forceinline__ void attend_tile(float* o, uint32_t* pr, float* s, fl
     release(sm.k_empty(ks.stage), lane);
     ks.advance();
     scores_to_probs<C::BN>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
+    if constexpr (C::SOFTMAX_UNDER_OWN_PV) keep_before_wait(sm.bar + kOrderSlotsOff, lrow[0] + lrow[1], lane);
     wg_wait<0>();
     fence_regs<C::D / 2>(o);
     fence_regs<C::BN / 4>(pr);
