@@ -54,6 +54,22 @@ class Cluster:
         if ray.is_initialized():
             ray.shutdown()
 
+    def stop(self, refs: list) -> None:
+        """Stop the tasks still running when the command is interrupted (shutdown() follows). A cluster
+        started here ends with the command and takes its workers down, so nothing is cancelled there:
+        a cancel racing the workers that the same Ctrl-C has already stopped can abort Ray's core worker
+        in this process ("Tried to complete task that was not pending", ray-project/ray#54846). On a
+        cluster joined, whose workers the Ctrl-C does not reach, each task is cancelled."""
+        if self.started_here:
+            return
+        import ray
+
+        for ref in refs:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001, S110 - the cluster may be going down with the same Ctrl-C
+                pass
+
 
 def _check_reachable(address: str) -> None:
     """Ray waits minutes for a cluster that is not there; a host:port nobody listens on is said at once."""

@@ -145,12 +145,9 @@ def run_jobs_on_ray(jobs: list[Job], *, parallel: int, arch: str, address: str |
                     on_cluster(line)
                     last_line = line
         except BaseException:
-            for ref, job in inflight.items():  # a run stopped mid-step resumes from its last completed one
+            for job in inflight.values():  # a run stopped mid-step resumes from its last completed one
                 job.result = "stopped: interrupted (resumable)"
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # noqa: BLE001, S110 - the cluster may be going down with the same Ctrl-C
-                    pass
+            cluster.stop(list(inflight))
             raise
     finally:
         cluster.shutdown()

@@ -83,11 +83,7 @@ def judge_on_ray(items: list[tuple[str, dict[str, Any]]], *, parallel: int, arch
                         results[label] = _why(error)
                     say(label, {"ks": "done"})
         except BaseException:
-            for ref in inflight:
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # noqa: BLE001, S110 - the cluster may be going down with the same Ctrl-C
-                    pass
+            cluster.stop(list(inflight))
             raise
         return results
     finally:
