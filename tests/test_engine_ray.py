@@ -212,3 +212,18 @@ def test_a_ray_address_nobody_answers_is_one_sentence(tmp_path, ray_installed):
                                       "127.0.0.1:9"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "no Ray cluster answers at 127.0.0.1:9" in " ".join(result.output.split())
+
+
+def test_an_interrupted_command_cancels_tasks_only_on_a_cluster_it_joined(monkeypatch, ray_installed):
+    """A local cluster ends with the command; cancelling its tasks first raced the workers the same Ctrl-C had
+    stopped and aborted Ray's core worker (ray-project/ray#54846). A joined cluster's tasks are cancelled."""
+    import ray
+
+    from kernelseek.engine.cluster import Cluster
+
+    cancelled = []
+    monkeypatch.setattr(ray, "cancel", lambda ref, force=False: cancelled.append((ref, force)))
+    Cluster("127.0.0.1:6379", started_here=True, dashboard=None).stop(["a", "b"])
+    assert cancelled == []
+    Cluster("127.0.0.1:6379", started_here=False, dashboard=None).stop(["a", "b"])
+    assert cancelled == [("a", True), ("b", True)]
