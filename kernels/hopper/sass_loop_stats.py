@@ -41,8 +41,12 @@ def cuobjdump() -> str:
 
 
 def functions(tool: str, cubin: str) -> list[str]:
-    elf = subprocess.run([tool, "-elf", cubin], capture_output=True, text=True, check=True).stdout
-    return sorted(set(re.findall(r"\.text\.(\S+)", elf)))
+    if not os.path.isfile(cubin):
+        sys.exit(f"{cubin}: no such file; build it with nvcc -cubin (see --help)")
+    done = subprocess.run([tool, "-elf", cubin], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{cubin}: cuobjdump could not read it ({(done.stderr.strip().splitlines() or ['no message'])[-1]})")
+    return sorted(set(re.findall(r"\.text\.(\S+)", done.stdout)))
 
 
 def instructions(tool: str, cubin: str, name: str) -> list[tuple[int, str]]:
