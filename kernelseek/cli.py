@@ -1,4 +1,4 @@
-"""The command line: `kernelseek eval|scenarios|run|resume|ask|fork|runs|bank|trace|report|experiment`.
+"""The command line: `kernelseek eval|compare|scenarios|run|resume|ask|fork|runs|bank|trace|report|experiment`.
 
 Each command lives in `kernelseek/commands/<name>.py` and registers itself here, so the agent stack is
 imported only by the commands that need it (`kernelseek eval` runs with torch alone).
@@ -42,7 +42,7 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
 
 app.add_typer(trace_app, name="trace")
 
-COMMAND_MODULES = ("init", "eval", "demo", "run", "ask", "fork", "bank", "analyze", "experiment")
+COMMAND_MODULES = ("init", "eval", "compare", "demo", "run", "ask", "fork", "bank", "analyze", "experiment")
 
 for _name in COMMAND_MODULES:
     try:
