@@ -20,6 +20,20 @@ def ss(n):
 '''
 
 
+def ss_vt(n):
+    r = n // 2
+    regs = ", ".join(f"%{i}" for i in range(r))
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(r))
+    return f'''  // D[64x{n}] (+)= A[64x16] (smem, K-major) * B[16x{n}] (smem, N-major, i.e. transposed)
+  static __device__ __forceinline__ void ss_vt(float* d, uint64_t da, uint64_t db, int acc) {{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{r+2}, 0;\\n"
+      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 {{{regs}}}, %{r}, %{r+1}, p, 1, 1, 0, 1;\\n}}\\n"
+      : {outs}
+      : "l"(da), "l"(db), "r"(acc));
+  }}
+'''
+
+
 def rs(n):
     r = n // 2
     regs = ", ".join(f"%{i}" for i in range(r))
@@ -34,13 +48,16 @@ def rs(n):
 '''
 
 
-out = ["// ---- GEN BEGIN (kernels/hopper/gen_wgmma.py) ----", "template <int N> struct Wgmma;"]
+# --ss-vt N[,N]: also the SS product with B N-major (P V with P in shared memory) for these widths (v36)
+SS_VT_N = [int(x) for x in sys.argv[sys.argv.index("--ss-vt") + 1].split(",")] if "--ss-vt" in sys.argv else []
+out = ["// ---- GEN BEGIN (kernels/hopper/gen_wgmma.py" + (" --ss-vt " + ",".join(map(str, SS_VT_N)) if SS_VT_N else "")
+       + ") ----", "template <int N> struct Wgmma;"]
 for n in sorted(set(SS_N) | set(RS_N)):
     s = ss(n)
     if n in RS_N:
         s += rs(n)
-    else:
-        pass
+    if n in SS_VT_N:
+        s += ss_vt(n)
     s += "};\n"
     out.append(s)
 out.append("// ---- GEN END ----")
