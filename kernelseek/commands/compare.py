@@ -81,19 +81,21 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                                       "their band."),
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     ) -> None:
-        """Compare two judgements of one task: per scenario, is AFTER's kernel faster, slower, or within the band?
+        """Compare two judgements of one task: per scenario, is AFTER faster, slower, or within the band?
 
-        The measure is the ratio of the two speedups over the task's headline baseline (AFTER / BEFORE), each
-        timed beside its own baseline, so two calls or two machines of one kind can be compared. A ratio
-        counts as a change only outside its band, the sum of the four recorded spreads ((p90 - p10) /
-        median of each implementation's trials): conservative, so small real changes show in the groups
-        instead, as the geomean ratio and how many scenarios moved up ("higher": 30/36 is a pattern, 18/36
-        is not). The suite's and the hold-out's scenarios are matched by name (a hold-out compares only
-        with the same seed); scenarios only one judgement has are counted, not compared. In a pipe: one
-        tab-separated line per scenario (every one), the summary on stderr.
-        Exit status 1 when a scenario correct in BEFORE is incorrect in AFTER, 2 on bad input. Examples:
+        The measure is the ratio of the two speedups over the task's headline baseline
+        (AFTER / BEFORE), each timed beside its own baseline, so two calls or two machines of
+        one kind can be compared. A ratio counts as a change only outside its band, the sum of
+        the four recorded spreads ((p90 - p10) / median of each implementation's trials). The
+        band is conservative, so small real changes show in the groups instead: the geomean
+        ratio, and how many scenarios moved up ("higher": 30/36 is a pattern, 18/36 is not).
+        Suite and hold-out scenarios are matched by name (a hold-out only with the same seed);
+        scenarios only one judgement has are counted, not compared. In a pipe: one
+        tab-separated line per scenario (every one), the summary on stderr. Exit status 1 when
+        a scenario correct in BEFORE is incorrect in AFTER, 2 on bad input. Examples:
 
-            kernelseek compare evals/results/v24-grid.json evals/results/v28-grid.json
+            kernelseek compare evals/results/v20-sm90-full-holdout24-s2.json \\
+                evals/results/v24-sm90-full-holdout24-s2.json
             kernelseek compare old.json new.json | sort -t$'\\t' -k6 -g | head
         """
         try:
