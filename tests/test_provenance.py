@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow  # draws the (empty) curves with matplotlib
+@pytest.mark.filterwarnings("error::UserWarning")  # an empty plot draws no legend rather than warning
 def test_results_name_each_graphs_worker_and_what_produced_them(tmp_path):
     config = tmp_path / "exp.yaml"
     script = tmp_path / "s.json"

@@ -26,6 +26,7 @@ def config(model: str = "scripted/none.json") -> Configuration:
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("error::UserWarning")  # an empty plot draws no legend rather than warning
 def test_runs_live_in_the_user_data_directory_by_default(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert default_runs_dir() == tmp_path / "data" / "kernelseek" / "runs"

@@ -191,7 +191,8 @@ def plot_best_speedup(analysis: RunAnalysis, path: Path) -> None:
     ax.set_ylabel("speedup over the baseline")
     ax.set_title(f"{analysis.run_id}: best speedup over steps, questions by kind")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # nothing labelled (no step judged): no legend, no warning
+        ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
