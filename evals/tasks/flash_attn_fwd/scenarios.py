@@ -149,6 +149,9 @@ def sanitize(arch: str) -> list[Scenario]:
            head_dim=64),
         _s("san_pairs_d128_h33_s1024_causal", "persistent", batch=1, seqlen_q=1024, seqlen_k=1024, heads_q=33,
            heads_kv=33, head_dim=128, causal=True),
+        # many short sequences: persistent CTAs take two or more tiles each, of 128 or 192 rows
+        _s("san_persistent_d64_h200_s192", "persistent", batch=1, seqlen_q=192, seqlen_k=192, heads_q=200,
+           heads_kv=200, head_dim=64),
     ]
     if arch != "sm90":  # FA4's head dims on Blackwell: no 192 (see sm100)
         extra = [s for s in extra if s.params["head_dim"] != 192]
