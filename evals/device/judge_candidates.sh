@@ -10,7 +10,7 @@
 # Before the call, here: stage FA3 and pydantic (evals/device/harness_wheels.sh says how) and prebuild
 # each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90 --compile-only),
 # then `tar -cJf .ks-cache.tar.xz .ks-cache` (a build of the attention kernel is ~10 MB, a dozen exceed a
-# call's 64 MiB; compressed, ~0.7 MB each); carry [".whl-fa3/1", ".whl-harness/1"]. Candidate files and the
+# call's 64 MiB; packed, 0.4-0.7 MB each); carry [".whl-fa3/1", ".whl-harness/1"]. Candidate files and the
 # .tar.xz are untracked (not ignored): they travel. Whatever is not in the cache is built here first, all
 # kernels at once (a build takes ~15 s of one core; the machine has 16).
 set -uo pipefail
