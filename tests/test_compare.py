@@ -112,10 +112,11 @@ def test_in_a_pipe_every_scenario_is_one_tab_separated_line_and_a_broken_one_exi
     out = invoke(write(tmp_path, "a.json", BEFORE), write(tmp_path, "b.json", AFTER))
     assert out.exit_code == 1  # "breaks" was correct before and is not after
     lines = out.stdout.splitlines()
-    assert lines[0].split("\t") == ["scenario", "group", "part", "before", "after", "ratio", "band", "verdict"]
-    rows = {line.split("\t")[0]: line.split("\t") for line in lines[1:]}
+    assert lines[0].split("\t") == ["file", "scenario", "group", "part", "before", "after", "ratio", "band", "verdict"]
+    rows = {line.split("\t")[1]: line.split("\t") for line in lines[1:]}
     assert set(rows) == {"up", "down", "same", "breaks", "mends", "wide", "held"}
-    assert rows["up"][5] == "1.2" and rows["up"][7] == FASTER and rows["held"][2] == "holdout"
+    assert rows["up"][6] == "1.2" and rows["up"][8] == FASTER and rows["held"][3] == "holdout"
+    assert {row[0] for row in rows.values()} == {str(tmp_path / "b.json")}
     assert "1 scenarios only in" in out.stderr and "suite geomean ratio" in out.stderr
 
 
@@ -123,9 +124,25 @@ def test_json_output_is_the_whole_comparison_and_exit_0_when_nothing_broke(tmp_p
     after = judgement(*[s for s in AFTER["scenarios"] if s["scenario"] != "breaks"], sha="b")
     out = invoke(write(tmp_path, "a.json", BEFORE), write(tmp_path, "b.json", after), "--json")
     assert out.exit_code == 0, out.stderr
-    data = json.loads(out.stdout)
+    [data] = json.loads(out.stdout)
     assert {c["scenario"]: c["verdict"] for c in data["changes"]}["down"] == SLOWER
     assert data["groups"]["h"]["higher"] == 1
+
+
+def test_several_judgements_against_one_make_a_column_each(tmp_path):
+    base = write(tmp_path, "a.json", BEFORE)
+    fast = write(tmp_path, "fast.json", judgement(*[result(s["scenario"], 2.0, group=s["group"], holdout=s["holdout"])
+                                                   for s in BEFORE["scenarios"]], sha="f"))
+    slow = write(tmp_path, "slow.json", judgement(*[result(s["scenario"], 0.5, group=s["group"], holdout=s["holdout"])
+                                                   for s in BEFORE["scenarios"]], sha="s"))
+    out = invoke(base, fast, slow, "--json")
+    assert out.exit_code == 0, out.stderr
+    fast_c, slow_c = json.loads(out.stdout)
+    assert (fast_c["after"], slow_c["after"]) == (fast, slow)
+    assert fast_c["suite_ratio"] > 1.5 and slow_c["suite_ratio"] < 0.6
+    piped = invoke(base, fast, slow)
+    files = [line.split("\t")[0] for line in piped.stdout.splitlines()[1:]]
+    assert files.count(fast) == files.count(slow) == 8  # every scenario of BEFORE, once per AFTER
 
 
 def test_bad_input_is_one_error_line_and_exit_2(tmp_path):
