@@ -68,11 +68,12 @@ def _print_groups(results: list[Comparison]) -> None:
             row += ([_x(other.get("after"))] if one else []) + [_ratio(other.get("ratio")),
                                                                  f"{other.get('higher', 0)}/{other.get('timed', 0)}"]
         rows.append(row)
-    for i, (label, _, _) in enumerate(_part_rows(first)):
+    parts = [{label: (ratio, higher) for label, ratio, higher in _part_rows(r)} for r in results]
+    for label in dict.fromkeys(label for p in parts for label in p):  # the suite's, then the hold-out's
         row = [label, "", ""] + ([""] if one else [])
-        for r in results:
-            parts = _part_rows(r)
-            row += [_ratio(parts[i][1]), parts[i][2]] if i < len(parts) else ["-", "-"]
+        for p in parts:
+            ratio, higher = p.get(label, (None, "-"))
+            row += [_ratio(ratio), higher]
         rows.append(row)
     print_rows(console, title, columns, rows, right=[c for c in columns if c != "group"])
     if not one:
