@@ -21,6 +21,7 @@ from kernelseek.harness.compare import (
     Comparison,
     compare,
     load_judgement,
+    summarize,
 )
 
 console = Console()
@@ -42,11 +43,11 @@ def _counts(result: Comparison) -> str:
 def _part_rows(result: Comparison) -> list[tuple[str, float | None, str]]:
     """(label, geomean ratio, higher/timed) for the suite and the hold-out, where the comparison has them."""
     rows = []
-    for label, part, ratio in (("all (suite)", False, result.suite_ratio), ("all (hold-out)", True, result.holdout_ratio)):
+    for label, part in (("all (suite)", False), ("all (hold-out)", True)):
         members = [c for c in result.changes if c.holdout == part]
         if members:
-            timed = [c for c in members if c.ratio]
-            rows.append((label, ratio, f"{sum(c.ratio > 1 for c in timed)}/{len(timed)}"))
+            summary = summarize(members)
+            rows.append((label, summary["ratio"], f"{summary['higher']}/{summary['timed']}"))
     return rows
 
 

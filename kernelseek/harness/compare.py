@@ -143,17 +143,20 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def summarize(changes: list[ScenarioChange]) -> dict:
+    """A set of changes in numbers: {n, timed, higher (ratios above 1), before, after, ratio (geomeans of
+    the timed ones)}; what a group row, and the suite's or the hold-out's, shows."""
+    timed = [c for c in changes if c.ratio]
+    return {"n": len(changes), "timed": len(timed), "higher": sum(c.ratio > 1.0 for c in timed),
+            "before": geomean([c.before for c in timed]), "after": geomean([c.after for c in timed]),
+            "ratio": geomean([c.ratio for c in timed])}
+
+
 def _groups(changes: list[ScenarioChange]) -> dict[str, dict]:
     groups: dict[str, list[ScenarioChange]] = {}
     for change in changes:
         groups.setdefault(change.group, []).append(change)
-    return {name: {"n": len(members),
-                   "timed": sum(bool(c.ratio) for c in members),
-                   "higher": sum(bool(c.ratio) and c.ratio > 1.0 for c in members),
-                   "before": geomean([c.before for c in members if c.ratio]),
-                   "after": geomean([c.after for c in members if c.ratio]),
-                   "ratio": geomean([c.ratio for c in members if c.ratio])}
-            for name, members in groups.items()}
+    return {name: summarize(members) for name, members in groups.items()}
 
 
 def _notes(before: dict, after: dict) -> list[str]:
