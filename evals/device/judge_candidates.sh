@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Judge Hopper candidates on an H200 in one device call, newest idea first; then the sanitizer gate
 # (kernelseek eval --sanitize-only: memcheck, racecheck, initcheck, synccheck) on the first one (or on
-# $SANITIZE). Each argument is NAME=KERNEL (the full suite, JSON to evals/results/NAME.json) or
+# each kernel of $SANITIZE, space-separated). Each argument is NAME=KERNEL (the full suite, JSON to evals/results/NAME.json) or
 # NAME=KERNEL@GLOB (only the scenarios matching GLOB, no beside baselines: an exploration, not a result).
 #   bash evals/device/judge_candidates.sh hopper-flash_attn_fwd-v7-sm90-full=kernels/hopper/v7.cu \
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
@@ -20,17 +20,17 @@ source evals/device/harness_wheels.sh || exit 1
 export PYTHONPATH=$PWD:$PYTHONPATH KERNELSEEK_CACHE=$PWD/.ks-cache PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/logs" evals/results
 if [ -f .ks-cache.tar.xz ] && [ ! -d .ks-cache ]; then tar -xJf .ks-cache.tar.xz; fi
-for arg in "$@" ${SANITIZE:+x=$SANITIZE}; do
+for arg in "$@" ${SANITIZE:+$(printf "x=%s " $SANITIZE)}; do
   spec=${arg#*=}; [ "$spec" = none ] && continue
   python3 -m kernelseek eval "${spec%%@*}" --arch sm90 --compile-only > /dev/null 2>&1 &
 done
 wait; echo "builds ready: $((SECONDS - START))s"
-first=${SANITIZE:-}
+first=${SANITIZE:-}; gate_reserve=$(( 20 + 45 * $(wc -w <<< "${SANITIZE:-x}") ))
 for arg in "$@"; do
   name=${arg%%=*}; spec=${arg#*=}; kernel=${spec%%@*}; flags=()
   if [ "$spec" != "$kernel" ]; then flags=(--scenarios "${spec#*@}" --no-beside); else read -ra flags <<< "${EVAL_FLAGS:-}"; fi
   first=${first:-$kernel}
-  budget=$(( $(left) - 90 )); [ "$budget" -gt 240 ] && budget=240
+  budget=$(( $(left) - gate_reserve )); [ "$budget" -gt 240 ] && budget=240
   if [ "$budget" -lt 40 ]; then echo "$name: skipped, $(left)s left"; continue; fi
   t0=$SECONDS
   timeout "$budget" python3 -m kernelseek eval "$kernel" --arch sm90 "${flags[@]}" --out "evals/results/$name.json" \
@@ -38,9 +38,16 @@ for arg in "$@"; do
   echo "$name: rc=$? $((SECONDS - t0))s"; tail -2 "$OUT/logs/$name.log"
   cp "evals/results/$name.json" "$OUT/" 2>/dev/null
 done
-if [ "$(left)" -gt 60 ] && [ "$first" != none ]; then
-  timeout $(( $(left) - 10 )) python3 -m kernelseek eval "$first" --arch sm90 --sanitize-only \
-      --sanitize-timeout $(( ($(left) - 20) / 4 )) --sanitize-logs "$OUT/logs/sanitizer" > "$OUT/logs/sanitizer.txt" 2>&1
-  echo "sanitizer $first: rc=$?"; tail -8 "$OUT/logs/sanitizer.txt"
-fi
+# SANITIZE may name several kernels (space-separated): each gets an equal share of the time left.
+gates=(${first}); n_left=${#gates[@]}
+for kernel in "${gates[@]}"; do
+  [ "$kernel" = none ] && break
+  share=$(( ($(left) - 10) / n_left )); n_left=$((n_left - 1))
+  if [ "$share" -lt 50 ]; then echo "sanitizer $kernel: skipped, $(left)s left"; continue; fi
+  tag=$(basename "${kernel%.*}")
+  timeout "$share" python3 -m kernelseek eval "$kernel" --arch sm90 --sanitize-only \
+      --sanitize-timeout $(( (share - 10) / 4 )) --sanitize-logs "$OUT/logs/sanitizer-$tag" \
+      > "$OUT/logs/sanitizer-$tag.txt" 2>&1
+  echo "sanitizer $kernel: rc=$?"; tail -8 "$OUT/logs/sanitizer-$tag.txt"
+done
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$OUT/logs"
