@@ -5,7 +5,8 @@
 # NAME=KERNEL@GLOB (only the scenarios matching GLOB, no beside baselines: an exploration, not a result).
 #   bash evals/device/judge_candidates.sh hopper-flash_attn_fwd-v7-sm90-full=kernels/hopper/v7.cu \
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
-# EVAL_FLAGS adds flags to every full judgement (e.g. EVAL_FLAGS="--holdout 24 --seed 1");
+# EVAL_FLAGS adds flags to every full judgement (e.g. EVAL_FLAGS="--holdout 24 --seed 1"), SUBSET_FLAGS
+# to every @GLOB one (e.g. SUBSET_FLAGS="--holdout 24 --holdout-seed 7": the hold-out comes whole);
 # SANITIZE=none skips the sanitizers.
 # Before the call, here: stage FA3 and pydantic (evals/device/harness_wheels.sh says how) and prebuild
 # each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90 --compile-only),
@@ -28,7 +29,7 @@ wait; echo "builds ready: $((SECONDS - START))s"
 first=${SANITIZE:-}; gate_reserve=$(( 20 + 45 * $(wc -w <<< "${SANITIZE:-x}") ))
 for arg in "$@"; do
   name=${arg%%=*}; spec=${arg#*=}; kernel=${spec%%@*}; flags=()
-  if [ "$spec" != "$kernel" ]; then flags=(--scenarios "${spec#*@}" --no-beside); else read -ra flags <<< "${EVAL_FLAGS:-}"; fi
+  if [ "$spec" != "$kernel" ]; then flags=(--scenarios "${spec#*@}" --no-beside); read -ra more <<< "${SUBSET_FLAGS:-}"; flags+=("${more[@]}"); else read -ra flags <<< "${EVAL_FLAGS:-}"; fi
   first=${first:-$kernel}
   budget=$(( $(left) - gate_reserve )); [ "$budget" -gt 240 ] && budget=240
   if [ "$budget" -lt 40 ]; then echo "$name: skipped, $(left)s left"; continue; fi
