@@ -72,6 +72,19 @@ def test_a_hold_out_scenario_never_matches_a_suite_scenario_of_the_same_name():
     assert c.changes == [] and c.only_before == ["x"] and c.only_after == ["x"]
 
 
+def test_by_groups_scenarios_by_what_a_pattern_matches_in_their_names(tmp_path):
+    before = judgement(result("x_d64_a", 1.0), result("y_d64_b", 1.0), result("z_d128", 1.0), result("plain", 1.0),
+                       result("h_d64", 1.0, holdout=True))
+    after = judgement(result("x_d64_a", 1.1), result("y_d64_b", 0.9), result("z_d128", 2.0), result("plain", 1.0),
+                      result("h_d64", 1.5, holdout=True), sha="b")
+    c = compare(before, after, by=r"_(d\d+)")  # its first group names the row
+    assert {name: (g["n"], g["higher"]) for name, g in c.groups.items()} == {
+        "d64": (2, 1), "d128": (1, 1), "(no match)": (1, 0), "d64 (hold-out)": (1, 1)}
+    assert c.groups["d64"]["ratio"] == pytest.approx((1.1 * 0.9) ** 0.5)
+    out = invoke(write(tmp_path, "a.json", before), write(tmp_path, "b.json", after), "--by", "(")
+    assert out.exit_code == 2 and "--by '('" in out.stderr and "regular expression" in out.stderr
+
+
 def test_judgements_of_different_tasks_or_baselines_are_refused_in_one_sentence():
     with pytest.raises(CompareError, match="task 't' and .* 'other'"):
         compare(judgement(task="t"), judgement(task="other"))

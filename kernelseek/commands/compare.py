@@ -120,6 +120,9 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         show_all: bool = typer.Option(False, "--all", help="List every scenario, not only the ones beyond "
                                       "their band."),
         as_json: bool = typer.Option(False, "--json", help="Print the comparisons as JSON: a list, one per AFTER."),
+        by: str = typer.Option(None, "--by", metavar="REGEX", help="Group the scenarios by what this regular "
+                               "expression matches in their names (its first group, if it has one) instead of "
+                               "by the judge's groups, e.g. --by 'd\\d+' for head dimensions; hold-out rows apart."),
     ) -> None:
         """Compare judgements of one task: per scenario, is AFTER faster, slower, or within the band?
 
@@ -139,11 +142,12 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             kernelseek compare evals/results/v20-sm90-full-holdout24-s2.json \\
                 evals/results/v24-sm90-full-holdout24-s2.json
             kernelseek compare v28-d64.json v33-d64.json v36-d64.json
+            kernelseek compare v24.json v37.json v38.json --by 'd\\d+'     # by head dimension
             kernelseek compare old.json new.json | sort -t$'\\t' -k7 -g | head
         """
         try:
             first = load_judgement(before)
-            results = [compare(first, load_judgement(path), str(before), str(path)) for path in after]
+            results = [compare(first, load_judgement(path), str(before), str(path), by=by) for path in after]
         except CompareError as error:
             fail(str(error))
         if as_json:

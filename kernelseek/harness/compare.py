@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,8 +88,11 @@ def load_judgement(path: str | Path) -> dict[str, Any]:
 
 
 def compare(before: dict[str, Any], after: dict[str, Any], before_name: str = "before",
-            after_name: str = "after") -> Comparison:
-    """Every scenario both judgements have, with its verdict; group and overall geomeans of the ratios."""
+            after_name: str = "after", by: str | None = None) -> Comparison:
+    """Every scenario both judgements have, with its verdict; group and overall geomeans of the ratios.
+    `by`, a regular expression, groups the scenarios by what it matches in their names instead of by the
+    judge's groups (e.g. `d\\d+`: by head dimension), the hold-out's apart from the suite's."""
+    pattern = _pattern(by)
     for key, what in (("task", "task"), ("arch", "arch"), ("baseline", "headline baseline")):
         if before.get(key) != after.get(key):
             raise CompareError(f"{before_name} has {what} {before.get(key)!r} and {after_name} {after.get(key)!r}; "
@@ -102,15 +106,33 @@ def compare(before: dict[str, Any], after: dict[str, Any], before_name: str = "b
     result.only_after = [key[1] for key in new if key not in old]
     for key, later in new.items():
         if key in old:
-            result.changes.append(_change(old[key], later, result.baseline))
+            result.changes.append(_change(old[key], later, result.baseline, pattern))
     result.groups = _groups(result.changes)
     result.suite_ratio = geomean([c.ratio for c in result.changes if not c.holdout and c.ratio])
     result.holdout_ratio = geomean([c.ratio for c in result.changes if c.holdout and c.ratio])
     return result
 
 
-def _change(old: dict, new: dict, baseline: str | None) -> ScenarioChange:
-    change = ScenarioChange(scenario=new["scenario"], group=str(new.get("group") or old.get("group") or ""),
+def _pattern(by: str | None) -> re.Pattern | None:
+    if by is None:
+        return None
+    try:
+        return re.compile(by)
+    except re.error as error:
+        raise CompareError(f"--by {by!r} is not a regular expression ({error}); pass one such as 'd\\d+' "
+                           "(group by head dimension).") from None
+
+
+def _group(old: dict, new: dict, pattern: re.Pattern | None) -> str:
+    if pattern is None:
+        return str(new.get("group") or old.get("group") or "")
+    found = pattern.search(new["scenario"])
+    name = (found.group(1) if found and pattern.groups else found.group(0)) if found else "(no match)"
+    return f"{name} (hold-out)" if new.get("holdout") else name
+
+
+def _change(old: dict, new: dict, baseline: str | None, pattern: re.Pattern | None = None) -> ScenarioChange:
+    change = ScenarioChange(scenario=new["scenario"], group=_group(old, new, pattern),
                             holdout=bool(new.get("holdout")), before=_speedup(old), after=_speedup(new),
                             ratio=None, band=None, verdict=UNTIMED)
     was, now = bool(old.get("correct")), bool(new.get("correct"))
