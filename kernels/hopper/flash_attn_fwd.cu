@@ -1,13 +1,14 @@
 // KernelSeek: FlashAttention forward for Hopper (sm_90a), single file, CUDA toolkit headers only.
 //
-// Main path: persistent or one-per-tile CTAs of three warpgroups over (128 query rows, head, batch):
+// Main path: persistent or one-per-tile CTAs of three warpgroups over (128 query rows, head, batch),
+// or, for d64 and d96 where it makes fewer tiles, four over 192 rows (the tall tile, v33, v35):
 //   WG0  producer: one thread issues TMA (cp.async.bulk.tensor) loads of Q, K, V into 128B-swizzled
 //        shared memory, completing on mbarriers; K and V each have their own full/empty barriers.
-//   WG1, WG2  consumers, 64 query rows each: S = Q K^T with wgmma (both operands from shared
-//        memory), mask, online softmax in registers, O += P V with wgmma (P from registers, V
-//        N-major from shared memory). The next block's Q K^T is issued before this block's P V
-//        (intra-warpgroup overlap), and the two consumers take turns issuing (pingpong), so one's
-//        softmax overlaps the other's matrix work.
+//   WG1, WG2 (, WG3)  consumers, 64 query rows each: S = Q K^T with wgmma (both operands from shared
+//        memory), mask, online softmax in registers, O += P V with wgmma (P from registers, or from
+//        shared memory for d64's 192-key tall tile, v36; V N-major from shared memory). The next
+//        block's Q K^T is issued before this block's P V (intra-warpgroup overlap), and the
+//        consumers take turns issuing (pingpong), so one's softmax overlaps the others' matrix work.
 //   setmaxnreg moves registers from the producer to the consumers.
 // head_dim 96 and 192 use shared-memory tiles padded to 128 / 192 columns (TMA zero-fills the
 // columns past head_dim); the matrix products use exactly head_dim (k-steps of 16, n = head_dim).
@@ -48,9 +49,9 @@ namespace ks {
 
 // ================================================================================================
 // 1. Generated wgmma wrappers: Wgmma<N>::ss (A, B from shared memory) and ::rs (A from registers).
-//    Regenerate with `python kernels/hopper/gen_wgmma.py` and paste between the markers.
+//    Regenerate with `python kernels/hopper/gen_wgmma.py --ss-vt 64` and paste between the markers.
 // ================================================================================================
-// ---- GEN BEGIN (kernels/hopper/gen_wgmma.py) ----
+// ---- GEN BEGIN (kernels/hopper/gen_wgmma.py --ss-vt 64) ----
 template <int N> struct Wgmma;
 template <> struct Wgmma<64> {
   // D[64x64] (+)= A[64x16] (smem, K-major) * B[16x64] (smem, K-major); bf16 in, f32 accumulate
@@ -66,6 +67,13 @@ template <> struct Wgmma<64> {
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+  }
+  // D[64x64] (+)= A[64x16] (smem, K-major) * B[16x64] (smem, N-major, i.e. transposed)
+  static __device__ __forceinline__ void ss_vt(float* d, uint64_t da, uint64_t db, int acc) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(acc));
   }
 };
 
@@ -194,12 +202,9 @@ template <> struct Wgmma<256> {
 // ================================================================================================
 constexpr int kWarpSize = 32;
 constexpr int kWarpGroupThreads = 128;                           // wgmma is issued by 4 warps together
-constexpr int kConsumerWarpGroups = 2;                           // 64 query rows each
-constexpr int NTHREADS = kWarpGroupThreads * (1 + kConsumerWarpGroups);  // producer + consumers
-constexpr int kConsumerThreads = kWarpGroupThreads * kConsumerWarpGroups;
-constexpr int kConsumerWarps = kConsumerThreads / kWarpSize;     // arrivals on an "empty" mbarrier
-constexpr int BM = 128;                                          // query rows per tile
-constexpr int kWgRows = BM / kConsumerWarpGroups;                // query rows per consumer warpgroup
+constexpr int kWgRows = 64;                                      // query rows per consumer warpgroup (wgmma's m)
+constexpr int kMaxConsumerWarpGroups = 3;                        // a tile of 192 rows (d64's tall tile, v33)
+constexpr int BM = 2 * kWgRows;                                  // query rows of the standard tile: two consumers
 constexpr int kWgmmaK = 16;                                      // k extent of one bf16 wgmma
 constexpr int kSwizzleBytes = 128;                               // 128B swizzle: one smem row of an atom
 constexpr int kAtomCols = kSwizzleBytes / 2;                     // bf16 columns per swizzle atom (= TMA box width)
@@ -207,7 +212,8 @@ constexpr int kAtomBytes = 8 * kSwizzleBytes;                    // 8 rows x 128
 constexpr int kSmemAlign = kAtomBytes;                           // 128B-swizzled tiles start 1024-aligned
 constexpr int kMbarBytes = 8;
 constexpr int kBarrierRegionBytes = 256;                         // room for every mbarrier of a config
-constexpr int kOrderSlotsOff = kBarrierRegionBytes - 4 * 8;       // last 32 B of it: one word per consumer warp (v22)
+constexpr int kOrderSlots = 16;                                  // one word per warp of the CTA (v22)
+constexpr int kOrderSlotsOff = kBarrierRegionBytes - 4 * kOrderSlots;  // at the end of the barrier region
 // Varlen schedule table in shared memory (v16): per sequence (first bucket, m-blocks), per bucket the
 // running tile count. Capacities, not tuning: beyond them the launcher keeps v15's one-CTA-per-tile grid.
 constexpr int kVarlenMaxBatch = 128;
@@ -217,21 +223,33 @@ constexpr int kMaxDynSmem = 232448;                              // sm_90: 227 K
 constexpr int kMaxSplits = 16;
 constexpr int kOStageMaxBN = 128;                                // widest key block whose config stages O (v17)
 
-// Register split after setmaxnreg. The CTA is launched with 168 registers a thread
-// (__launch_bounds__(384, 1): 65536 / 384 rounded down to a multiple of 8), and setmaxnreg only
-// moves registers inside that allocation: what the producer warpgroup gives back must cover what
-// the two consumer warpgroups take, or setmaxnreg.inc waits forever (seen: 32 / 240 hung every launch).
-constexpr int kLaunchRegs = 168;
+// Register split after setmaxnreg. A CTA of T threads is launched with 65536 / T registers a thread
+// rounded down to a multiple of 8 (__launch_bounds__(T, 1): 168 for 384 threads, 128 for 512), and
+// setmaxnreg only moves registers inside that allocation: what the producer warpgroup gives back must
+// cover what the consumer warpgroups take, or setmaxnreg.inc waits forever (seen: 32 / 240 hung every
+// launch). The consumers take the producer's surplus, in steps of 8: 240 with two, 160 with three.
+constexpr int kRegisterFile = 65536;
 constexpr int kProducerRegs = 24;
-constexpr int kConsumerRegs = 240;
-static_assert(kWarpGroupThreads * (kLaunchRegs - kProducerRegs) >= kConsumerThreads * (kConsumerRegs - kLaunchRegs),
-              "setmaxnreg split exceeds the CTA's registers");
+constexpr int launch_regs(int threads) { return kRegisterFile / threads / 8 * 8; }
+constexpr int consumer_regs(int consumer_wgs) {
+  return launch_regs(kWarpGroupThreads * (1 + consumer_wgs)) +
+         (launch_regs(kWarpGroupThreads * (1 + consumer_wgs)) - kProducerRegs) / consumer_wgs / 8 * 8;
+}
+static_assert(consumer_regs(2) == 240 && consumer_regs(3) == 160, "the split measured with two consumers (v1-v24)");
 
 // Named barriers (bar.sync ids; 0 is __syncthreads). Pingpong: barrier kBarTurn + w means
-// "consumer warpgroup w may issue its matrix products"; both consumer warpgroups take part.
+// "consumer warpgroup w may issue its matrix products"; w and the warpgroup before it take part.
 // kBarOStage + w: the 128 threads of consumer warpgroup w around its O staging tile (v17).
-enum NamedBarrier : int { kBarTurn = 2, kBarOStage = 4 };
-constexpr bool kPingpong = true;  // false: both consumers issue freely (measured ~9 % slower, v2)
+// kBarPStage + w: the 128 threads of consumer warpgroup w after writing P to shared memory (v36).
+// kBarTileEnd: both consumer warpgroups at a tile's end, before one writes its O into a K or V buffer
+// of the tile's last key block (v32).
+enum NamedBarrier : int {
+  kBarTurn = 2,
+  kBarOStage = kBarTurn + kMaxConsumerWarpGroups,
+  kBarPStage = kBarOStage + kMaxConsumerWarpGroups,
+  kBarTileEnd = kBarPStage + kMaxConsumerWarpGroups
+};
+constexpr int kTurnThreads = 2 * kWarpGroupThreads;  // the warpgroup waiting for its turn, the one handing it over
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.69314718055994531f;
@@ -251,6 +269,9 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 }
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_count(uint32_t bar, uint32_t count) {  // count arrivals at once
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
@@ -296,6 +317,13 @@ __device__ __forceinline__ void fence_proxy_async_smem() {
 }
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+// Four 8x8 bf16 blocks to shared memory: register j holds, in lane t, row t/4, columns 2(t%4), +1 of
+// block j (the mma fragment); lane t gives the address of row t%8 of block t/8.
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
 }
 template <int N>
 __device__ __forceinline__ void setmaxnreg_dec() {
@@ -375,18 +403,36 @@ __device__ __forceinline__ uint64_t desc_at(SmemDesc d, uint32_t byte_offset) {
 // ================================================================================================
 // 4. Tile configuration, kernel parameters
 // ================================================================================================
-// One main-kernel configuration: head dim D, key-block width BN, K/V pipeline depth STAGES.
-template <int D_, int BN_, int STAGES_, bool VS_ = false>
+// One main-kernel configuration: head dim D, key-block width BN, K/V pipeline depth STAGES, consumer
+// warpgroups WGS (64 query rows each: tiles of BM = 128 or 192 rows).
+template <int D_, int BN_, int STAGES_, int WGS_ = 2, bool VS_ = false>
 struct Cfg {
   static constexpr int D = D_;
   static constexpr int BN = BN_;
   static constexpr int STAGES = STAGES_;
+  static constexpr int WGS = WGS_;
+  static constexpr int BM = kWgRows * WGS;  // query rows of a tile
+  static constexpr int THREADS = kWarpGroupThreads * (1 + WGS);  // the producer warpgroup and the consumers
+  static constexpr int CONSUMER_WARPS = WGS * kWarpGroupThreads / kWarpSize;  // arrivals on an "empty" mbarrier
+  static constexpr int CONSUMER_REGS = consumer_regs(WGS);
   // The varlen schedule's instantiation (v20): only it holds the table and its branches, so launches
   // without the schedule pay neither (v19 measured ~0.3 us more than v17 on one-tile launches).
   static constexpr bool VS = VS_;
   // Softmax of block n under this warpgroup's own P V of block n-1 (v22/v23d): measured +2 % with
   // 64-key blocks (d256) and -3 to -9 % with 128-key blocks, where pingpong alone hides the softmax.
   static constexpr bool SOFTMAX_UNDER_OWN_PV = BN < 128;
+  // Up to d128 the consumers take turns issuing their products (pingpong: one's softmax runs under
+  // the other's products; v2 measured ~9 % on d64/d128) and O is rescaled after the P V wait. Above
+  // d128 the products are long against the softmax: there FA3 (its released binary, read statically:
+  // versions/fa3_sass_comparison.md) issues without turns and rescales O between its QK and P V
+  // issues, under the QK product; v30 asks whether that is faster here too.
+  static constexpr bool PINGPONG = D <= 128;
+  static constexpr bool RESCALE_BEFORE_PV = D > 128;
+  // A warp skips the O rescale after a key block that raised none of its rows' maxima (v26): the
+  // skip costs ~11 instructions a block (the compare, the select, the vote, the branch) and saves
+  // D/2 FMUL where taken. From d128 up that pays once a block in six is skipped (rows of ~2k keys
+  // on random data, in a CPU model of the loop); at d64 it would take a third, rows of 4k+ keys.
+  static constexpr bool SKIP_UNRAISED_RESCALE = D >= 128;
   static constexpr int TABLE_BYTES = VS ? kVarlenTableBytes : 0;
   static constexpr int DP = (D + kAtomCols - 1) / kAtomCols * kAtomCols;  // padded smem width (whole atoms)
   static constexpr int NA = DP / kAtomCols;                               // atoms across the head dim
@@ -399,50 +445,91 @@ struct Cfg {
   // registers are at the limit, staging spilled 20 bytes; it only runs where tiles average >= 2048
   // keys, so the epilogue is a small part of its tile's time).
   static constexpr int O_TILE_BYTES = BM * DP * 2;
+  // P through shared memory (v36): three consumers with key blocks wider than 128, whose S, P and O
+  // (96 + 48 + 32 registers at 192 keys) do not fit their 160. A 64-row x BN tile per warpgroup after the
+  // rings, K-major with the 128B swizzle (as Q), the A operand of an SS P V product.
+  static constexpr bool P_SMEM = WGS == 3 && BN > 128;
+  static constexpr int P_ATOM_BYTES = kWgRows * kSwizzleBytes;  // one 64-key atom of a warpgroup's P
+  static constexpr int P_WG_BYTES = P_SMEM ? kWgRows * BN * 2 : 0;
+  static constexpr int P_OFF = RING_END;
+  static constexpr int O_OFF = P_OFF + WGS * P_WG_BYTES;
   // (with the table's bytes in both instantiations, so that they make the same choice)
-  static constexpr bool O_STAGE = BN <= kOStageMaxBN && RING_END + O_TILE_BYTES + kBarrierRegionBytes +
+  static constexpr bool O_STAGE = BN <= kOStageMaxBN && O_OFF + O_TILE_BYTES + kBarrierRegionBytes +
                                                             kVarlenTableBytes + kSmemAlign <= kMaxDynSmem;
   static constexpr int O_BYTES = O_STAGE ? O_TILE_BYTES : 0;
-  static constexpr int O_WG_BYTES = O_BYTES / kConsumerWarpGroups;
+  // Where no staging tile fits (d192, d256): each consumer warpgroup stages its 64 rows in a buffer of
+  // the tile's last key block, warpgroup 0 in its K buffer, 1 in its V buffer, released to the producer
+  // once the TMA store has read it (v32). Two consumers without pingpong only: the two warpgroups meet
+  // at the tile's end (both products done with that block), which costs nothing when they run abreast.
+  static constexpr bool O_BORROW = !O_STAGE && !PINGPONG && WGS == 2 && BN >= kWgRows;
+  static constexpr int O_WG_BYTES = O_BYTES / WGS;
   static constexpr int O_ATOM_BYTES = kWgRows * kSwizzleBytes;  // one warpgroup's 64 rows of one atom
-  static constexpr int BAR_OFF = RING_END + O_BYTES;
+  static constexpr int BAR_OFF = O_OFF + O_BYTES;
   static constexpr int TABLE_OFF = BAR_OFF + kBarrierRegionBytes;           // varlen schedule table (v16)
   static constexpr int SMEM = TABLE_OFF + TABLE_BYTES + kSmemAlign;  // + barriers, table, alignment slack
   static_assert(SMEM <= kMaxDynSmem, "smem");
   static_assert((2 + 4 * STAGES) * kMbarBytes <= kOrderSlotsOff, "barriers");
   static_assert(BN % kWgmmaK == 0, "BN");
   static_assert(D % kWgmmaK == 0, "D");
-  static_assert(RING_END % kSmemAlign == 0, "the O staging tile starts 1024-aligned (128B swizzle)");
+  static_assert(RING_END % kSmemAlign == 0 && O_OFF % kSmemAlign == 0, "P and O tiles start 1024-aligned (128B swizzle)");
+  static_assert(WGS >= 2 && WGS <= kMaxConsumerWarpGroups, "named barriers are laid out for 2-3 consumers");
+  static_assert(THREADS / kWarpSize <= kOrderSlots, "one order slot per warp");
+  static_assert(!VS || BM == ::ks::BM, "the varlen schedule's buckets are standard tiles");
 };
 
 // The configurations per head dim. BN: 128 while the S and O accumulators fit the consumers'
 // 240 registers, 112 for d192, 64 for d256 (d256 BN=80 spills). d64 has a second, wide one
-// (BN 192, 3 stages) for long sequences: +5-11 % from 2048 keys up, -5-15 % at 512-1024 (v9).
+// (BN 192, 3 stages) for long sequences: +5-11 % from 2048 keys up, -5-15 % at 512-1024 (v9), and a
+// tall one (192 rows, three consumer warpgroups; v33, FA3's d64 tile height): its S, P and O
+// accumulators (64 + 32 + 32 registers a thread) fit the 160 registers three consumers get.
 template <int D> struct HeadDimTiles;
 template <> struct HeadDimTiles<64> {
   using Narrow = Cfg<64, 128, 2>;
   using Wide = Cfg<64, 192, 3>;
+  using Tall = Cfg<64, 128, 2, 3>;  // 192 query rows, three consumers at 160 registers (v33)
+  using TallWide = Cfg<64, 192, 2, 3>;  // and 192-key blocks, P through shared memory (v36)
   static constexpr bool kHasWide = true;
+  static constexpr bool kHasTall = true;
+  static constexpr bool kHasTallWide = true;
 };
 template <> struct HeadDimTiles<96> {
   using Narrow = Cfg<96, 128, 2>;
   using Wide = Narrow;
+  using Tall = Cfg<96, 112, 2, 3>;  // 192 rows at 160 registers: S 56 + P 28 + O 48 (128 keys spilled 144 B; v35)
+  using TallWide = Narrow;
   static constexpr bool kHasWide = false;
+  static constexpr bool kHasTall = true;
+  static constexpr bool kHasTallWide = false;
 };
+// d128's wide block (v31, FA3's non-causal d128 width): v18's BN 176 spilled 8 bytes and gained
+// only from ~4000 keys a tile; with v28's uniform descriptors it compiles with none. Taken by the
+// same rule as d64's (use_wide_tiles) until a measurement says where it pays here.
 template <> struct HeadDimTiles<128> {
   using Narrow = Cfg<128, 128, 2>;
-  using Wide = Narrow;
-  static constexpr bool kHasWide = false;
+  using Wide = Cfg<128, 176, 2>;
+  using Tall = Narrow;
+  using TallWide = Narrow;
+  static constexpr bool kHasWide = true;
+  static constexpr bool kHasTall = false;
+  static constexpr bool kHasTallWide = false;
 };
 template <> struct HeadDimTiles<192> {
   using Narrow = Cfg<192, 112, 2>;
   using Wide = Narrow;
+  using Tall = Narrow;
+  using TallWide = Narrow;
   static constexpr bool kHasWide = false;
+  static constexpr bool kHasTall = false;
+  static constexpr bool kHasTallWide = false;
 };
 template <> struct HeadDimTiles<256> {
   using Narrow = Cfg<256, 64, 2>;
   using Wide = Narrow;
+  using Tall = Narrow;
+  using TallWide = Narrow;
   static constexpr bool kHasWide = false;
+  static constexpr bool kHasTall = false;
+  static constexpr bool kHasTallWide = false;
 };
 
 struct Params {
@@ -454,7 +541,7 @@ struct Params {
   int batch, sq, sk;           // varlen: maxima
   int hq, group;               // group = hq / hkv
   int varlen, causal;
-  int pack_g, pack_r;  // GQA packing: pack_g query heads x pack_r rows fill one 128-row tile (1 x 128: off)
+  int pack_g, pack_r;  // GQA packing: pack_g query heads x pack_r rows fill one tile (1 x BM rows: off)
   int n_mblocks, n_splits;
   int n_pairs;         // > 0: causal pairing schedule over this many (heavy, light) m-block pairs
   int band;            // > 0 (one CTA per tile, causal): heavy first across bands of this many head slots
@@ -475,10 +562,11 @@ struct Params {
 // ---- shared memory: Q tile, K and V rings, mbarriers -------------------------------------------
 template <class C>
 struct Smem {
-  uint32_t q, k0, v0, o, bar;
+  uint32_t q, k0, v0, p, o, bar;
   int* table;  // generic pointer to the varlen schedule table
   __device__ __forceinline__ Smem(uint32_t base, uint8_t* raw)
-      : q(base), k0(base + C::Q_BYTES), v0(base + C::Q_BYTES + C::STAGES * C::KV_BYTES), o(base + C::RING_END),
+      : q(base), k0(base + C::Q_BYTES), v0(base + C::Q_BYTES + C::STAGES * C::KV_BYTES), p(base + C::P_OFF),
+        o(base + C::O_OFF),
         bar(base + C::BAR_OFF), table(reinterpret_cast<int*>(raw + (base - smem_u32(raw)) + C::TABLE_OFF)) {}
   __device__ __forceinline__ uint32_t k(int s) const { return k0 + s * C::KV_BYTES; }
   __device__ __forceinline__ uint32_t v(int s) const { return v0 + s * C::KV_BYTES; }
@@ -494,13 +582,13 @@ struct Smem {
   // arrive per consumer warp.
   __device__ __forceinline__ void init_barriers() const {
     mbar_init(q_full(), 1);
-    mbar_init(q_empty(), kConsumerWarps);
+    mbar_init(q_empty(), C::CONSUMER_WARPS);
 #pragma unroll
     for (int s = 0; s < C::STAGES; ++s) {
       mbar_init(k_full(s), 1);
       mbar_init(v_full(s), 1);
-      mbar_init(k_empty(s), kConsumerWarps);
-      mbar_init(v_empty(s), kConsumerWarps);
+      mbar_init(k_empty(s), C::CONSUMER_WARPS);
+      mbar_init(v_empty(s), C::CONSUMER_WARPS);
     }
     fence_mbar_init();
   }
@@ -574,7 +662,7 @@ __device__ __forceinline__ void build_varlen_table(const Params& p, int* table, 
   int* seq = table;
   int* cum = table + 2 * kVarlenMaxBatch;
   const int U = p.vl_buckets;
-  for (int u = tid; u <= U; u += NTHREADS) cum[u] = 0;
+  for (int u = tid; u <= U; u += blockDim.x) cum[u] = 0;
   int s_b = 0, nmb_b = 0;
   if (tid < p.batch) {
     const int sq_b = p.cu_q[tid + 1] - p.cu_q[tid];
@@ -668,9 +756,10 @@ struct TileScheduler {
     }
   }
 
-  // false: t is an empty slot of the schedule (no such tile).
-  template <int BN>
+  // false: t is an empty slot of the schedule (no such tile). C: the configuration (key block, tile rows).
+  template <class C>
   __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
+    constexpr int BN = C::BN;
     int mb, hh;
     if (VS && p.vl_buckets > 0) {
       const int round = t / G, c = t % G;
@@ -729,7 +818,7 @@ struct TileScheduler {
     const int chunk = (nbk + p.n_splits - 1) / p.n_splits;
     T.nb_lo = min(nbk, T.sp * chunk);
     T.nb_hi = min(nbk, T.nb_lo + chunk);
-    T.q_row0 = tile_start(T.q_start, T.sq, T.m0, BM, p.varlen, &T.qshift);
+    T.q_row0 = tile_start(T.q_start, T.sq, T.m0, C::BM, p.varlen, &T.qshift);
     T.bq = p.varlen ? 0 : T.b;
     return true;
   }
@@ -745,13 +834,13 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
   uint32_t qcount = 0;
   for (int t = blockIdx.x; t < sched.num_tiles; t += gridDim.x) {
     Tile T;
-    if (!sched.decode<C::BN>(p, t, T) || T.nb_hi == T.nb_lo) continue;
+    if (!sched.template decode<C>(p, t, T) || T.nb_hi == T.nb_lo) continue;
     mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);
     ++qcount;
     mbar_expect_tx(sm.q_full(), p.pack_g * p.pack_r * C::DP * 2);  // the Q box: pack_g x pack_r rows
 #pragma unroll
     for (int a = 0; a < C::NA; ++a)
-      tma_load_4d(sm.q + a * BM * kSwizzleBytes, tmQ, sm.q_full(), a * kAtomCols, T.q_row0, T.hq0, T.bq);
+      tma_load_4d(sm.q + a * C::BM * kSwizzleBytes, tmQ, sm.q_full(), a * kAtomCols, T.q_row0, T.hq0, T.bq);
     for (int nb = T.nb_hi - 1; nb >= T.nb_lo; --nb) {
       int ksh;
       const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, p.varlen, &ksh);
@@ -774,17 +863,22 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
 // Accumulator layout of a 64-row wgmma (per thread): element 4i+2r+c is tile row rloc0 + 8r,
 // column 8i + 2qd + c, where qd = lane % 4.
 
-// Pingpong between the two consumer warpgroups: w issues its products between begin() and end().
+// Pingpong: the WGS consumer warpgroups take turns issuing their products, 0, 1, .., WGS-1, 0, ..;
+// w issues between begin() and end(). Every warpgroup takes the same number of turns per tile (the
+// tile's key blocks + 1), so the order holds across tiles. With on = false (a compile-time constant
+// of the configuration) the consumers issue freely.
+template <int WGS>
 struct Pingpong {
   int w;
+  bool on;
   __device__ __forceinline__ void start() const {
-    if (kPingpong && w == 1) named_arrive(kBarTurn, kConsumerThreads);  // warpgroup 0 goes first
+    if (on && w == WGS - 1) named_arrive(kBarTurn, kTurnThreads);  // warpgroup 0 goes first
   }
   __device__ __forceinline__ void begin() const {
-    if (kPingpong) named_sync(kBarTurn + w, kConsumerThreads);
+    if (on) named_sync(kBarTurn + w, kTurnThreads);
   }
   __device__ __forceinline__ void end() const {
-    if (kPingpong) named_arrive(kBarTurn + (1 - w), kConsumerThreads);
+    if (on) named_arrive(kBarTurn + (w + 1) % WGS, kTurnThreads);
   }
 };
 
@@ -798,7 +892,7 @@ __device__ __forceinline__ void issue_qk(float* s, uint32_t sQw, uint32_t sKs) {
 #pragma unroll
   for (int kk = 0; kk < C::D / kWgmmaK; ++kk) {
     const int a = kk / 4, ki = kk % 4;  // atom, k-step within the atom (4 x 16 columns)
-    const uint64_t da = desc_at(q, a * BM * kSwizzleBytes + ki * 32);
+    const uint64_t da = desc_at(q, a * C::BM * kSwizzleBytes + ki * 32);
     const uint64_t db = desc_at(k, a * C::BN * kSwizzleBytes + ki * 32);
     Wgmma<C::BN>::ss(s, da, db, kk > 0 ? 1 : 0);
   }
@@ -815,6 +909,22 @@ __device__ __forceinline__ void issue_pv(float* o, const uint32_t* pr, uint32_t 
   for (int kk = 0; kk < C::BN / kWgmmaK; ++kk) {
     const uint64_t db = desc_at(v, kk * kWgmmaK * kSwizzleBytes);
     Wgmma<C::D>::rs(o, pr + 4 * kk, db, 1);
+  }
+  wg_commit();
+}
+
+// The same with P from this warpgroup's shared-memory tile sPw (K-major, 128B swizzle, as Q; v36).
+template <class C>
+__device__ __forceinline__ void issue_pv_smem(float* o, uint32_t sPw, uint32_t sVs) {
+  SmemDesc a = smem_desc(sPw, 16, kAtomBytes);
+  const SmemDesc v = smem_desc(sVs, C::BN * kSwizzleBytes, kAtomBytes);
+  asm volatile("" : "+r"(a.lo));  // rebuilt per call, as Q's in issue_qk
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < C::BN / kWgmmaK; ++kk) {
+    const uint64_t da = desc_at(a, (kk / 4) * C::P_ATOM_BYTES + (kk % 4) * 32);
+    const uint64_t db = desc_at(v, kk * kWgmmaK * kSwizzleBytes);
+    Wgmma<C::D>::ss_vt(o, da, db, 1);
   }
   wg_commit();
 }
@@ -885,9 +995,18 @@ __device__ __forceinline__ void apply_mask(float* s, const Params& p, const Tile
 
 // Online softmax over one key block: new row maxima (m), probabilities in place of the scores,
 // running sums (l), and corr = exp(m_old - m_new) for the O accumulator. Row sums and maxima are
-// per-thread partial over its columns; the quad (4 threads) shares one row.
-template <int BN>
-__device__ __forceinline__ void online_softmax(float* s, float* mrow, float* lrow, float* corr, float sl2) {
+// per-thread partial over its columns; the quad (4 threads) shares one row, so it decides alike.
+// With kSkipUnraised it returns whether a row of this thread raised its maximum: where none did the
+// factor is 1 (v24 took ex2 of m_old * sl2 - m_new * sl2, zero but for one rounding), so a warp whose
+// rows all kept their maxima skips the O rescale. On long rows most blocks raise no row's maximum.
+// Without, it returns true (rescale after every block, as v24).
+// (A maximum that lags the true one by up to 2^8, FA4's way, would skip nearly every rescale, but
+// then a block's largest p is no longer exactly 1 before its bf16 rounding: in a CPU model of this
+// loop that doubled the error against FA3's, up to 0.88 of the judge's bound:
+// versions/v26_rescale_skip_model.py.)
+template <int BN, bool kSkipUnraised>
+__device__ __forceinline__ bool online_softmax(float* s, float* mrow, float* lrow, float* corr, float sl2) {
+  bool raised = false;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float mx = mrow[r];
@@ -896,7 +1015,14 @@ __device__ __forceinline__ void online_softmax(float* s, float* mrow, float* lro
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float ms = (mx == -INFINITY) ? 0.f : mx * sl2;
-    corr[r] = ex2(mrow[r] * sl2 - ms);
+    if constexpr (kSkipUnraised) {
+      const bool up = mx > mrow[r];
+      corr[r] = up ? ex2(mrow[r] * sl2 - ms) : 1.f;
+      raised = raised || up;
+    } else {
+      corr[r] = ex2(mrow[r] * sl2 - ms);
+      raised = true;
+    }
     mrow[r] = mx;
     float sum = 0.f;
 #pragma unroll
@@ -909,16 +1035,20 @@ __device__ __forceinline__ void online_softmax(float* s, float* mrow, float* lro
     }
     lrow[r] = lrow[r] * corr[r] + sum;
   }
+  return raised;
 }
 
 // Scores of key block nb -> probabilities: softcap, mask (where needed), online softmax.
-template <int BN>
-__device__ __forceinline__ void scores_to_probs(float* s, float* mrow, float* lrow, float* corr, const Params& p,
+// Returns whether O needs the rescale: always, or with kSkipUnraised when some row of this warp
+// raised its maximum (warp-uniform).
+template <int BN, bool kSkipUnraised>
+__device__ __forceinline__ bool scores_to_probs(float* s, float* mrow, float* lrow, float* corr, const Params& p,
                                                 const Tile& T, const RowCtx& rc, int nb, int qd, float sl2) {
   const bool need_mask = block_needs_mask<BN>(p, T, rc, nb);
   apply_softcap<BN>(s, p);
   if (need_mask) apply_mask<BN>(s, p, T, rc, nb, qd);
-  online_softmax<BN>(s, mrow, lrow, corr, sl2);
+  const bool raised = online_softmax<BN, kSkipUnraised>(s, mrow, lrow, corr, sl2);
+  return kSkipUnraised ? __any_sync(0xffffffffu, raised) : true;
 }
 
 // P (fp32 accumulator layout) -> bf16 A-operand registers of the PV product (same layout).
@@ -928,7 +1058,7 @@ __device__ __forceinline__ void pack_probs(uint32_t* pr, const float* s) {
   for (int j = 0; j < BN / 4; ++j) pr[j] = pack_bf16(s[2 * j], s[2 * j + 1]);
 }
 
-// O *= corr per row (the row maximum moved).
+// O *= corr per row (the row maximum rose; corr = 1 for a row that kept it).
 template <int D>
 __device__ __forceinline__ void rescale_o(float* o, const float* corr) {
 #pragma unroll
@@ -945,31 +1075,93 @@ __device__ __forceinline__ void rescale_o(float* o, const float* corr) {
 // its own P V product (seen in SASS, v22). A shared store of a value the softmax produces, issued
 // before the wait, keeps that work ahead of it. One word per warp, written by lane 0, read by no one.
 __device__ __forceinline__ void keep_before_wait(uint32_t order_slots, float v, int lane) {
-  const uint32_t slot = order_slots + 4u * ((threadIdx.x / kWarpSize) % kConsumerWarps);
+  const uint32_t slot = order_slots + 4u * (threadIdx.x / kWarpSize);
   asm volatile(
       "{\n .reg .pred p;\n setp.eq.s32 p, %2, 0;\n @p st.shared.f32 [%0], %1;\n}\n" ::"r"(slot), "f"(v),
       "r"(lane)
       : "memory");
 }
 
+// The value lane 0 holds. Every lane holds the same, but ptxas cannot prove it for values derived
+// from the thread index or carried through the tile loop, and keeps them in vector registers: each
+// wgmma descriptor built from them was then copied to uniform registers (R2UR, 2-4 per wgmma, and the
+// constant upper word rebuilt each time). Broadcast once, they stay uniform (v28).
+__device__ __forceinline__ uint32_t warp_uniform(uint32_t v) { return __shfl_sync(0xffffffffu, v, 0); }
+
+// The P operand of the P V product, held between the softmax of a block and that block's product.
+// In registers (kInSmem false): P packed to bf16 in the accumulator's layout, which is the A operand's
+// (the RS product). In shared memory (Cfg::P_SMEM, v36): the warpgroup's 64 x BN tile, written by
+// stmatrix (one .x4 stores keys 16j..16j+15 of the warp's 16 rows: four 8x8 blocks, each accumulator
+// pair one row of a block), then made visible to the tensor cores (async proxy) and to the other three
+// warps (a warpgroup barrier) before the SS product reads it. hold() runs only after this warpgroup's
+// previous P V product is complete (wg_wait<0>), so one tile per warpgroup suffices.
+template <class C, bool kInSmem = C::P_SMEM>
+struct ProbsOperand {
+  uint32_t pr[C::BN / 4];
+  __device__ __forceinline__ ProbsOperand(uint32_t, int, int) {}
+  __device__ __forceinline__ void fence() { fence_regs<C::BN / 4>(pr); }
+  __device__ __forceinline__ void hold(const float* s) { pack_probs<C::BN>(pr, s); }
+  __device__ __forceinline__ void issue_pv(float* o, uint32_t sVs) { ::ks::issue_pv<C>(o, pr, sVs); }
+};
+template <class C>
+struct ProbsOperand<C, true> {
+  uint32_t sPw;   // this warpgroup's P tile (1024-aligned)
+  uint32_t lane_addr;  // this lane's stmatrix address for the first 16 keys, see hold()
+  int w;
+  __device__ __forceinline__ ProbsOperand(uint32_t sPw_, int w_, int lane) : sPw(sPw_), w(w_) {
+    // Lane L gives row L % 8 of block L / 8 of an .x4: tile row 16 x warp + 8 ((L / 8) % 2) + L % 8, keys
+    // 8 (2j + L / 16). In the swizzled tile that is row * 128 + ((chunk ^ row % 8) << 4), chunk = (2j % 8)
+    // + L / 16 = (2j % 8) ^ (L / 16): so the address is this lane's own (row * 128 + ((L / 16 ^ L % 8) << 4))
+    // with (2j % 8) << 4 XORed in, one register for the whole loop.
+    const int warp = (threadIdx.x % kWarpGroupThreads) / kWarpSize;
+    const uint32_t row = 16 * warp + 8 * ((lane / 8) % 2) + lane % 8;
+    lane_addr = sPw + row * kSwizzleBytes + ((static_cast<uint32_t>(lane / 16) ^ static_cast<uint32_t>(lane % 8)) << 4);
+  }
+  __device__ __forceinline__ void fence() {}
+  __device__ __forceinline__ void hold(const float* s) {
+#pragma unroll
+    for (int j = 0; j < C::BN / 16; ++j) {  // keys 16j..16j+15: 8-key blocks 2j (lanes 0-15), 2j+1 (16-31)
+      const uint32_t addr = (lane_addr ^ (static_cast<uint32_t>((2 * j) % 8) << 4)) + (2 * j / 8) * C::P_ATOM_BYTES;
+      stmatrix_x4(addr, pack_bf16(s[8 * j + 0], s[8 * j + 1]), pack_bf16(s[8 * j + 2], s[8 * j + 3]),
+                  pack_bf16(s[8 * j + 4], s[8 * j + 5]), pack_bf16(s[8 * j + 6], s[8 * j + 7]));
+    }
+    fence_proxy_async_smem();
+    named_sync(kBarPStage + w, kWarpGroupThreads);
+  }
+  __device__ __forceinline__ void issue_pv(float* o, uint32_t sVs) { issue_pv_smem<C>(o, sPw, sVs); }
+};
+
 // Consumer release of a buffer: one arrive per warp.
 __device__ __forceinline__ void release(uint32_t bar, int lane) {
   if (lane == 0) mbar_arrive(bar);
 }
 
+// The K (warpgroup 0) or V (warpgroup 1) buffer of the tile's last key block, held by the warpgroup for
+// its O staging (O_BORROW): its release to the producer waits for the TMA store's read.
+struct HeldBuffer {
+  uint32_t buf, empty;
+};
+
 // The key-block loop of one tile, last key block first. Iteration it issues the S product of its
 // block together with the P V product of the previous block, so the tensor cores work while this
 // warpgroup's softmax runs. kv: the ring position of the tile's first block; on return, the
-// position after its last.
+// position after its last. hold: keep the last block's K (warpgroup 0) or V (1) buffer in `held`
+// instead of releasing it.
 template <class C>
-__device__ __forceinline__ void attend_tile(float* o, uint32_t* pr, float* s, float* mrow, float* lrow,
+__device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float* s, float* mrow, float* lrow,
                                             RingPos<C::STAGES>& kv, uint32_t& qcount, const Params& p,
                                             const Tile& T, const RowCtx& rc, const Smem<C>& sm, uint32_t sQw,
-                                            const Pingpong& turn, int lane, int qd, float sl2) {
+                                            const Pingpong<C::WGS>& turn, int lane, int qd, float sl2, bool hold,
+                                            HeldBuffer& held) {
   const int n_it = T.nb_hi - T.nb_lo;
+  const int keep_k = hold && turn.w == 0 ? n_it - 1 : -1;  // the iteration whose K buffer is held (or none)
+  const bool keep_v = hold && turn.w == 1;
+  kv.stage = static_cast<int>(warp_uniform(static_cast<uint32_t>(kv.stage)));  // the K and V descriptors
+  kv.phase = warp_uniform(kv.phase);                                              // uniform (v28)
   mbar_wait(sm.q_full(), qcount & 1);
   ++qcount;
   float corr[2];
+  bool rescale_due = false;  // RESCALE_BEFORE_PV: O still owes the rescale by corr before its next P V
   RingPos<C::STAGES> ks = kv, vs = kv;  // K stage of the block being issued, V stage of the previous block
   {  // first block: S only
     const int nb = T.nb_hi - 1;
@@ -979,47 +1171,56 @@ __device__ __forceinline__ void attend_tile(float* o, uint32_t* pr, float* s, fl
     turn.end();
     wg_wait<0>();
     fence_regs<C::BN / 2>(s);
-    release(sm.k_empty(ks.stage), lane);
+    if (keep_k != 0) release(sm.k_empty(ks.stage), lane);
     ks.advance();
-    scores_to_probs<C::BN>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
-    pack_probs<C::BN>(pr, s);
+    scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);  // O is 0: no rescale
+    pv.hold(s);
   }
   for (int it = 1; it < n_it; ++it) {  // S of this block, P V of the previous one
     const int nb = T.nb_hi - 1 - it;
-    fence_regs<C::BN / 4>(pr);
+    pv.fence();
     fence_regs<C::D / 2>(o);
     mbar_wait(sm.k_full(ks.stage), ks.phase);
     turn.begin();
     issue_qk<C>(s, sQw, sm.k(ks.stage));
+    if (C::RESCALE_BEFORE_PV && rescale_due) rescale_o<C::D>(o, corr);  // under the QK product
     mbar_wait(sm.v_full(vs.stage), vs.phase);
-    issue_pv<C>(o, pr, sm.v(vs.stage));
+    pv.issue_pv(o, sm.v(vs.stage));
     turn.end();
     wg_wait<1>();
     fence_regs<C::BN / 2>(s);
-    release(sm.k_empty(ks.stage), lane);
+    if (it != keep_k) release(sm.k_empty(ks.stage), lane);
     ks.advance();
-    scores_to_probs<C::BN>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
+    const bool rescale =
+        scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
     if constexpr (C::SOFTMAX_UNDER_OWN_PV) keep_before_wait(sm.bar + kOrderSlotsOff, lrow[0] + lrow[1], lane);
     wg_wait<0>();
     fence_regs<C::D / 2>(o);
-    fence_regs<C::BN / 4>(pr);
+    pv.fence();
     release(sm.v_empty(vs.stage), lane);
     vs.advance();
-    rescale_o<C::D>(o, corr);
-    pack_probs<C::BN>(pr, s);
+    if constexpr (C::RESCALE_BEFORE_PV) rescale_due = rescale;
+    else if (rescale) rescale_o<C::D>(o, corr);
+    pv.hold(s);
   }
   release(sm.q_empty(), lane);  // every S product of this tile is complete: Q may be overwritten
+  if (keep_k >= 0) {           // the last block's K buffer: the one before ks
+    const int st = (ks.stage + C::STAGES - 1) % C::STAGES;
+    held = {sm.k(st), sm.k_empty(st)};
+  }
   {  // last block: P V only
-    fence_regs<C::BN / 4>(pr);
+    pv.fence();
     fence_regs<C::D / 2>(o);
+    if (C::RESCALE_BEFORE_PV && rescale_due) rescale_o<C::D>(o, corr);
     mbar_wait(sm.v_full(vs.stage), vs.phase);
     turn.begin();
-    issue_pv<C>(o, pr, sm.v(vs.stage));
+    pv.issue_pv(o, sm.v(vs.stage));
     turn.end();
     wg_wait<0>();
     fence_regs<C::D / 2>(o);
-    fence_regs<C::BN / 4>(pr);
-    release(sm.v_empty(vs.stage), lane);
+    pv.fence();
+    if (keep_v) held = {sm.v(vs.stage), sm.v_empty(vs.stage)};
+    else release(sm.v_empty(vs.stage), lane);
     vs.advance();
   }
   kv = ks;
@@ -1127,6 +1328,9 @@ __device__ __forceinline__ OBox o_box(const Params& p, const Tile& T, int w, int
 // land in chunks (i % 8) ^ j, all different, so the 32 lanes hit 32 different banks.
 template <class C>
 __device__ __forceinline__ void stage_o(uint32_t sOw, const float* o, const float* inv, int lrow0, int qd) {
+  // Addresses computed here, once a tile: hoisted out of the tile loop, ptxas held all 2 x D/8 of
+  // them through the key-block loop (d64's tall tile, at 160 registers, spilled 5; v33).
+  asm volatile("" : "+r"(lrow0));
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = lrow0 + 8 * r;
@@ -1163,10 +1367,19 @@ __device__ __forceinline__ void store_output_tma(const CUtensorMap* tmO, const O
 }
 
 // ---- consumer warpgroup (64 query rows of every tile) ------------------------------------------
+// The thread's first tile row (rloc0 below), from the thread index read where it is used: held across
+// the key-block loop it spilled where registers are tightest (three consumers, 192-key blocks; v36).
+__device__ __forceinline__ int fresh_first_row() {
+  uint32_t tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  return kWgRows * static_cast<int>(tid / kWarpGroupThreads - 1) + 16 * static_cast<int>((tid % kWarpGroupThreads) / kWarpSize) +
+         static_cast<int>(tid % kWarpSize) / 4;
+}
+
 template <class C>
 __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C::VS>& sched, const Smem<C>& sm,
                                          const CUtensorMap* tmO, int tid) {
-  const int w = tid / kWarpGroupThreads - 1;                   // rows [64w, 64w+64) of the tile
+  const int w = static_cast<int>(warp_uniform(tid / kWarpGroupThreads)) - 1;  // rows [64w, 64w+64) of the tile
   const int warp = (tid % kWarpGroupThreads) / kWarpSize;      // warp in warpgroup
   const int lane = tid % kWarpSize;
   const int qd = lane % 4;
@@ -1175,25 +1388,38 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   const uint32_t sOw = sm.o + w * C::O_WG_BYTES;                // this warpgroup's O staging tile
   const bool leader = tid % kWarpGroupThreads == 0;             // issues (and alone waits on) its TMA stores
   const float sl2 = p.sl2;
-  const Pingpong turn{w};
+  const Pingpong<C::WGS> turn{w, C::PINGPONG};
   turn.start();
 
   RingPos<C::STAGES> kv{0, 0};
   uint32_t qcount = 0;
   float o[C::D / 2];
-  uint32_t pr[C::BN / 4];
+  ProbsOperand<C> pv(sm.p + w * C::P_WG_BYTES, w, lane);
   float s[C::BN / 2];
 
   for (int t = blockIdx.x; t < sched.num_tiles; t += gridDim.x) {
     Tile T;
-    if (!sched.decode<C::BN>(p, t, T)) continue;
-    const RowCtx rc = row_ctx(T, rloc0, sched.R, p.pack_g);
+    if (!sched.template decode<C>(p, t, T)) continue;
+    RowCtx rc = row_ctx(T, C::P_SMEM ? fresh_first_row() : rloc0, sched.R, p.pack_g);
 
 #pragma unroll
     for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
     float mrow[2] = {-INFINITY, -INFINITY};
     float lrow[2] = {0.f, 0.f};
-    if (T.nb_hi > T.nb_lo) attend_tile<C>(o, pr, s, mrow, lrow, kv, qcount, p, T, rc, sm, sQw, turn, lane, qd, sl2);
+    // O_BORROW: the warpgroups meet at the tile's end (the same decision in both), and a warpgroup
+    // whose box may be stored holds its last K or V buffer for it.
+    const bool meet = C::O_BORROW && p.o_tma && p.n_splits == 1 && T.nb_hi > T.nb_lo;
+    bool hold = false;
+    if constexpr (C::O_BORROW) hold = meet && o_box(p, T, w, sched.R).ok;
+    HeldBuffer held{0u, 0u};
+    if (T.nb_hi > T.nb_lo)
+      attend_tile<C>(o, pv, s, mrow, lrow, kv, qcount, p, T, rc, sm, sQw, turn, lane, qd, sl2, hold, held);
+    if constexpr (C::P_SMEM) {  // the tile again, for the epilogue: held across the key-block loop, it spilled
+      int again = t;
+      asm volatile("" : "+r"(again));
+      sched.template decode<C>(p, again, T);
+      rc = row_ctx(T, fresh_first_row(), sched.R, p.pack_g);
+    }
 
     float inv[2], lse_v[2];
     finalize_rows(mrow, lrow, sl2, inv, lse_v);
@@ -1209,10 +1435,22 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
         continue;
       }
     }
+    if constexpr (C::O_BORROW) {
+      if (meet) named_sync(kBarTileEnd, C::WGS * kWarpGroupThreads);  // both warpgroups' products are done with the block
+      if (hold) {
+        store_output_tma<C>(tmO, o_box(p, T, w, sched.R), T, held.buf, o, inv, w, rloc0 - kWgRows * w, qd, leader);
+        store_lse(p, T, rc, lse_v, qd);
+        if (leader) {
+          bulk_wait_read_all();                                         // the store has read the buffer:
+          mbar_arrive_count(held.empty, kWarpGroupThreads / kWarpSize);  // its release, for the 4 warps
+        }
+        continue;
+      }
+    }
     store_output<C::D>(p, T, rc, o, inv, lse_v, qd);
   }
   // The staging tile must stay valid until the last store has read it; and complete before exit.
-  if constexpr (C::O_STAGE) {
+  if constexpr (C::O_STAGE || C::O_BORROW) {
     if (leader) bulk_wait_all();
   }
 }
@@ -1220,15 +1458,15 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
 // ================================================================================================
 // 6. Kernels
 // ================================================================================================
-template <int D, int BN, int STAGES, bool VS>
-__global__ void __launch_bounds__(NTHREADS, 1)
+template <int D, int BN, int STAGES, int WGS, bool VS>
+__global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
     fa_fwd_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, const Params p) {
-  using C = Cfg<D, BN, STAGES, VS>;
+  using C = Cfg<D, BN, STAGES, WGS, VS>;
   extern __shared__ uint8_t smem_raw[];
   const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u), smem_raw);
   const int tid = threadIdx.x;
-  if (p.varlen && (p.cu_q[p.batch] < BM || p.cu_k[p.batch] < BN)) return;  // fallback kernel's job (whole CTA)
+  if (p.varlen && (p.cu_q[p.batch] < C::BM || p.cu_k[p.batch] < BN)) return;  // fallback kernel's job (whole CTA)
   if (tid == 0) sm.init_barriers();
   if (VS && p.vl_buckets > 0) build_varlen_table(p, sm.table, tid);  // ends with __syncthreads
   else __syncthreads();
@@ -1240,7 +1478,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
     if (tid == 0) producer<C>(p, sched, sm, &tmQ, &tmK, &tmV);
     return;
   }
-  setmaxnreg_inc<kConsumerRegs>();
+  setmaxnreg_inc<C::CONSUMER_REGS>();
   consumer<C>(p, sched, sm, &tmO, tid);
 }
 
@@ -1546,8 +1784,8 @@ struct Args {
 // ---- launch decisions --------------------------------------------------------------------------
 // Every rule below is stated in work (tiles, waves of one CTA per SM, key blocks, bytes), not in
 // sequence lengths: the lengths of the suite's grid (powers of two) are only where it was measured.
-// Units: a "tile" is BM = 128 query rows (GQA-packed: pack_g heads x pack_r rows) of one head slot;
-// a "wave" is one CTA per SM (the main kernel is 1 CTA/SM: 384 threads, > 114 KB of smem).
+// Units: a "tile" is BM = 128 query rows, or d64's tall 192 (GQA-packed: pack_g heads x pack_r rows) of one head slot;
+// a "wave" is one CTA per SM (the main kernel is 1 CTA/SM: 384 or 512 threads, all the registers).
 
 // Keys visible to the last row of each m-block of one head slot, summed over its m-blocks (the
 // work of that head's tiles in keys; causal aligned bottom-right). Closed form of
@@ -1577,15 +1815,36 @@ static bool use_wide_tiles(int varlen, double mean_keys, long long tiles, int ns
   return !varlen && tiles >= nsm && mean_keys >= kWideMinMeanKeys;
 }
 
-// GQA packing: the query heads sharing a KV head fill the tile's rows together when that needs
-// fewer tiles (decode and chunked prefill). Already a work rule: fewer tiles = fewer padded rows
-// through the tensor cores, with the same K/V bytes per tile. Any group size g <= BM packs
-// floor(BM / g) rows of each head (v12; before, only g dividing 128: a group of 5 or 6 left decode
-// at one head per tile, 3 useful rows of 128).
-static void choose_gqa_packing(Params& prm, int seqlen_q, int heads_q, int heads_kv) {
+// d64's tall tile (v33): 192 query rows in three consumer warpgroups instead of 128 in two. Per key
+// block it spreads the block's fixed costs (the K/V bytes from L2, the barrier waits, the turn) over
+// 1.5x the rows, and each warpgroup's softmax hides under two others' matrix products instead of one
+// (at d64 the exponentials and the matrix products take the same time a key block: ncu, v22, put
+// FA3's three-warpgroup d64 at 64 % of the MUFU pipe's peak, ours at 52 %). Its costs are per tile:
+// fewer, coarser tiles. So the tall tile where it makes fewer tiles (more than 128 rows of a head, or
+// of a packed group) and its rounds of rows per SM, ceil(tiles / SMs) x tile rows, are at most
+// 1 + kTallRowGain times the standard tile's: the same makespan in rows of work, each row cheaper.
+// That keeps the 128-row tile wherever it has one round or less (its split-KV and one-CTA-per-tile
+// rules), and where the tall tile's last round is emptier. kTallRowGain is v33's prediction of the
+// per-row gain, the number its measurement replaces.
+constexpr double kTallRowGain = 0.10;
+static bool use_tall_tiles(long long tall_tiles, int tall_bm, long long std_tiles, int nsm) {
+  const double tall_rows = static_cast<double>((tall_tiles + nsm - 1) / nsm) * tall_bm;
+  const double std_rows = static_cast<double>((std_tiles + nsm - 1) / nsm) * BM;
+  return tall_tiles < std_tiles && tall_rows <= std_rows * (1.0 + kTallRowGain);
+}
+
+// GQA packing, for tiles of bm rows: the query heads sharing a KV head fill the tile's rows together
+// when that needs fewer tiles (decode and chunked prefill). Already a work rule: fewer tiles = fewer
+// padded rows through the tensor cores, with the same K/V bytes per tile. Any group size g <= bm
+// packs floor(bm / g) rows of each head (v12; before, only g dividing 128: a group of 5 or 6 left
+// decode at one head per tile, 3 useful rows of 128). Unpacked: bm rows of one head.
+static void choose_gqa_packing(Params& prm, int bm, int seqlen_q, int heads_q, int heads_kv) {
+  prm.pack_g = 1;
+  prm.pack_r = bm;
+  prm.n_mblocks = (seqlen_q + bm - 1) / bm;
   const int g = prm.group;
-  if (g > 1 && g <= BM) {
-    const int r = BM / g;  // g x r <= BM rows; when g does not divide BM the last BM - g r rows idle
+  if (g > 1 && g <= bm) {
+    const int r = bm / g;  // g x r <= bm rows; when g does not divide bm the last bm - g r rows idle
     const long long packed = static_cast<long long>((seqlen_q + r - 1) / r) * heads_kv;
     const long long plain = static_cast<long long>(prm.n_mblocks) * heads_q;
     if (packed < plain) {
@@ -1693,7 +1952,7 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
 // C, or its varlen-schedule instantiation when the launch takes that schedule.
 template <class C>
 static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int total_k_ub) {
-  using VarlenC = Cfg<C::D, C::BN, C::STAGES, true>;
+  using VarlenC = Cfg<C::D, C::BN, C::STAGES, C::WGS, true>;
   return prm.vl_buckets > 0 ? launch_main<VarlenC>(a, prm, total_q_ub, total_k_ub)
                             : launch_main<C>(a, prm, total_q_ub, total_k_ub);
 }
@@ -1712,9 +1971,10 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
   // be made the kernel keeps the direct stores.
   CUtensorMap mo{};
   Params pk = prm;
-  pk.o_tma = C::O_STAGE && prm.n_splits == 1 && prm.pack_r % kWgRows == 0 && tma_ok(a.out, a.os, prm.varlen) &&
+  pk.o_tma = (C::O_STAGE || C::O_BORROW) && prm.n_splits == 1 && prm.pack_r % kWgRows == 0 &&
+             tma_ok(a.out, a.os, prm.varlen) &&
              make_map(&mo, a.out, C::D, rq, prm.hq, prm.batch, a.os, prm.varlen, kWgRows, 1);
-  auto kern = fa_fwd_sm90<C::D, C::BN, C::STAGES, C::VS>;
+  auto kern = fa_fwd_sm90<C::D, C::BN, C::STAGES, C::WGS, C::VS>;
   if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
   int dev;
   DeviceInfo di;
@@ -1726,7 +1986,7 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
                                             prm.n_mblocks;
   const long long kv_bytes_per_head = 2LL * prm.sk * C::D * 2;  // K and V of one (batch, KV head), bf16
   const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes);
-  kern<<<grid, NTHREADS, C::SMEM, a.stream>>>(mq, mk, mv, mo, pk);
+  kern<<<grid, C::THREADS, C::SMEM, a.stream>>>(mq, mk, mv, mo, pk);
   return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
 }
 
@@ -1848,18 +2108,29 @@ static int attention(const Args& a) {
   int dev = 0;
   DeviceInfo di{0, 0};
   long long tiles = 0;
+  // Which tile the main kernel uses: tall (192 rows), else wide (BN 192) or narrow; the fallback's
+  // varlen check needs its key block too.
+  bool tall = false, wide = false;
   if (fixed_len) {
     if (device_info(&dev, &di) != kOk) return kDeviceError;
-    choose_gqa_packing(prm, a.sq, a.hq, a.hkv);
+    choose_gqa_packing(prm, BM, a.sq, a.hq, a.hkv);
     tiles = static_cast<long long>(prm.n_mblocks) * (a.hq / prm.pack_g) * a.batch;
+    if constexpr (Tiles::kHasTall) {
+      Params t = prm;
+      choose_gqa_packing(t, Tiles::Tall::BM, a.sq, a.hq, a.hkv);
+      const long long tall_tiles = static_cast<long long>(t.n_mblocks) * (a.hq / t.pack_g) * a.batch;
+      tall = use_tall_tiles(tall_tiles, Tiles::Tall::BM, tiles, di.nsm);
+      if (tall) {
+        prm = t;
+        tiles = tall_tiles;
+      }
+    }
   }
-  // Which key tile the main kernel uses (the fallback's varlen check needs it too).
-  bool wide = false;
-  if (Tiles::kHasWide && fixed_len) {
+  if ((tall ? Tiles::kHasTallWide : Tiles::kHasWide) && fixed_len) {  // the wide block's rule, at either height
     const double mean_keys = static_cast<double>(head_visible_keys(a.sq, a.sk, prm.causal, prm.pack_r)) / prm.n_mblocks;
     wide = use_wide_tiles(varlen, mean_keys, tiles, di.nsm);
   }
-  const int bn_main = wide ? Tiles::Wide::BN : Tiles::Narrow::BN;
+  const int bn_main = tall ? (wide ? Tiles::TallWide::BN : Tiles::Tall::BN) : wide ? Tiles::Wide::BN : Tiles::Narrow::BN;
   // Varlen: the main kernel needs >= one box of rows per packed tensor; when the maxima cannot prove
   // it, launch both and let each decide on the device from cu_seqlens[batch].
   const bool also_fallback = use_main && varlen && (a.sq < BM || a.sk < bn_main);
@@ -1892,11 +2163,16 @@ static int attention(const Args& a) {
     const int tqi = static_cast<int>(tq), tki = static_cast<int>(tk);
     int rc;
     if (fill_rows > 0 && (rc = launch_fill<D>(a, prm, fill_rows, di.nsm))) return rc;
-    if constexpr (Tiles::kHasWide)
-      rc = wide ? launch_main_for<typename Tiles::Wide>(a, prm, tqi, tki)
-                : launch_main_for<typename Tiles::Narrow>(a, prm, tqi, tki);
-    else
+    rc = kUnsupported;  // (a tall or wide choice for a head dim without one)
+    if (tall && wide) {
+      if constexpr (Tiles::kHasTallWide) rc = launch_main<typename Tiles::TallWide>(a, prm, tqi, tki);  // fixed length
+    } else if (tall) {
+      if constexpr (Tiles::kHasTall) rc = launch_main<typename Tiles::Tall>(a, prm, tqi, tki);  // fixed length only
+    } else if (wide) {
+      if constexpr (Tiles::kHasWide) rc = launch_main_for<typename Tiles::Wide>(a, prm, tqi, tki);
+    } else {
       rc = launch_main_for<typename Tiles::Narrow>(a, prm, tqi, tki);
+    }
     if (rc) return rc;
     if (prm.n_splits > 1 && (rc = launch_combine<D>(a, prm))) return rc;
   }
