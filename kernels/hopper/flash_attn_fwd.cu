@@ -489,6 +489,7 @@ template <> struct HeadDimTiles<64> {
   using Tall = Cfg<64, 128, 2, 3>;  // 192 query rows, three consumers at 160 registers (v33)
   using TallWide = Cfg<64, 192, 2, 3>;  // and 192-key blocks, P through shared memory (v36)
   static constexpr bool kHasWide = true;
+  static constexpr int kWideMinKeys = 2048;  // use_wide_tiles: measured in v9/v10
   static constexpr bool kHasTall = true;
   static constexpr bool kHasTallWide = true;
 };
@@ -498,18 +499,21 @@ template <> struct HeadDimTiles<96> {
   using Tall = Cfg<96, 112, 2, 3>;  // 192 rows at 160 registers: S 56 + P 28 + O 48 (128 keys spilled 144 B; v35)
   using TallWide = Narrow;
   static constexpr bool kHasWide = false;
+  static constexpr int kWideMinKeys = 0;  // no wide block
   static constexpr bool kHasTall = true;
   static constexpr bool kHasTallWide = false;
 };
-// d128's wide block (v31, FA3's non-causal d128 width): v18's BN 176 spilled 8 bytes and gained
-// only from ~4000 keys a tile; with v28's uniform descriptors it compiles with none. Taken by the
-// same rule as d64's (use_wide_tiles) until a measurement says where it pays here.
+// d128's wide block (v31, FA3's non-causal d128 width): v18's BN 176 spilled 8 bytes; with v28's
+// uniform descriptors it compiles with none. v38 against v37 on the H200 (2026-12-05), by mean visible
+// keys a tile: 2048, -5 % (grid, GQA, softcap s2048, causal s4096); 4096, break-even (-1.8 % non-causal
+// s4096, +1.1 % causal s8192); 8192 and more, +1.9 to +2.8 %. So from 6144, between the two.
 template <> struct HeadDimTiles<128> {
   using Narrow = Cfg<128, 128, 2>;
   using Wide = Cfg<128, 176, 2>;
   using Tall = Narrow;
   using TallWide = Narrow;
   static constexpr bool kHasWide = true;
+  static constexpr int kWideMinKeys = 6144;
   static constexpr bool kHasTall = false;
   static constexpr bool kHasTallWide = false;
 };
@@ -519,6 +523,7 @@ template <> struct HeadDimTiles<192> {
   using Tall = Narrow;
   using TallWide = Narrow;
   static constexpr bool kHasWide = false;
+  static constexpr int kWideMinKeys = 0;  // no wide block
   static constexpr bool kHasTall = false;
   static constexpr bool kHasTallWide = false;
 };
@@ -528,6 +533,7 @@ template <> struct HeadDimTiles<256> {
   using Tall = Narrow;
   using TallWide = Narrow;
   static constexpr bool kHasWide = false;
+  static constexpr int kWideMinKeys = 0;  // no wide block
   static constexpr bool kHasTall = false;
   static constexpr bool kHasTallWide = false;
 };
@@ -1564,7 +1570,12 @@ __global__ void __launch_bounds__(kFillThreads) fa_fill_empty(const FillParams f
     for (int row = threadIdx.x; row < f.rows; row += kFillThreads) f.lse[bh * f.sq + row] = -INFINITY;
 }
 
-// Fallback kernel: one warp per query row; any strides, any alignment.
+// Fallback kernel: any strides, any alignment, and varlen batches with fewer rows than one TMA box.
+// A block takes kFbRowsPerBlock query rows of one head, a warp each, and walks their keys in chunks of
+// kFbKeys: its 128 threads copy a chunk of K and V to shared memory (coalesced), then each warp scores it
+// a key a lane and adds P V a head-dim column a lane, both from shared memory. (v39: v1's warps walked
+// global K a row a lane and V a key at a time, 57x slower than FA3 on a varlen batch of 53 query rows
+// over up to 1342 keys; the chunk is read from global memory once for the block's four rows.)
 struct FbParams {
   const __nv_bfloat16 *q, *k, *v;
   __nv_bfloat16* o;
@@ -1579,14 +1590,65 @@ struct FbParams {
 };
 constexpr int kFbThreads = 128;
 constexpr int kFbRowsPerBlock = kFbThreads / kWarpSize;
-constexpr int kFbMaxD = 256;
+constexpr int kFbKeys = kWarpSize;  // keys a chunk: one a lane when scoring
 
 template <int D>
-__global__ void __launch_bounds__(kFbThreads) fa_fwd_fallback(const FbParams p) {
-  __shared__ float qs[kFbRowsPerBlock][kFbMaxD];
+struct alignas(16) FbChunk {  // 16: V takes 16-byte stores
+  static_assert(D % kWarpSize == 0, "a head-dim column a lane");
+  // K rows padded by one bf16 pair: (D + 2) / 2 words is odd, so a row a lane reads no bank twice.
+  static constexpr int kKPairs = D / 2 + 1;
+  float q[kFbRowsPerBlock][D];
+  __nv_bfloat162 k[kFbKeys][kKPairs];
+  __nv_bfloat16 v[kFbKeys][D];
+};
+
+// Keys query row r (of sq, against sk) sees; causal aligned bottom-right. Non-decreasing in r.
+__device__ __forceinline__ int fb_visible_keys(int r, int sq, int sk, int causal) {
+  return causal ? max(0, min(sk, r + sk - sq + 1)) : sk;
+}
+
+// One chunk of K and V rows [k0, k0 + nk) into shared memory, zeros past nk; all of the block's threads.
+// vec: 16-byte loads (rows 16-byte aligned); else one bf16 at a time (any alignment).
+template <int D>
+__device__ __forceinline__ void fb_copy_chunk(FbChunk<D>& sm, const __nv_bfloat16* kp, const __nv_bfloat16* vp,
+                                              long long k_sr, long long v_sr, int k0, int nk, bool vec) {
+  if (vec) {
+    constexpr int kUnitsPerRow = D / 8;  // 8 bf16 a unit
+    uint32_t* k_words = reinterpret_cast<uint32_t*>(&sm.k[0][0]);
+#pragma unroll
+    for (int u = threadIdx.x; u < kFbKeys * kUnitsPerRow; u += kFbThreads) {
+      const int key = u / kUnitsPerRow, e = (u % kUnitsPerRow) * 8;
+      uint4 kx = make_uint4(0u, 0u, 0u, 0u), vx = kx;
+      if (key < nk) {
+        kx = *reinterpret_cast<const uint4*>(kp + static_cast<long long>(k0 + key) * k_sr + e);
+        vx = *reinterpret_cast<const uint4*>(vp + static_cast<long long>(k0 + key) * v_sr + e);
+      }
+      uint32_t* kw = k_words + key * FbChunk<D>::kKPairs + e / 2;  // a padded row: 4-byte aligned only
+      kw[0] = kx.x;
+      kw[1] = kx.y;
+      kw[2] = kx.z;
+      kw[3] = kx.w;
+      *reinterpret_cast<uint4*>(&sm.v[key][e]) = vx;
+    }
+    return;
+  }
+  __nv_bfloat16* k_elems = reinterpret_cast<__nv_bfloat16*>(&sm.k[0][0]);
+  const __nv_bfloat16 zero = __float2bfloat16(0.f);
+#pragma unroll 8
+  for (int i = threadIdx.x; i < kFbKeys * D; i += kFbThreads) {
+    const int key = i / D, e = i % D;
+    const bool in = key < nk;
+    k_elems[key * 2 * FbChunk<D>::kKPairs + e] = in ? kp[static_cast<long long>(k0 + key) * k_sr + e] : zero;
+    sm.v[key][e] = in ? vp[static_cast<long long>(k0 + key) * v_sr + e] : zero;
+  }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kFbThreads, 1) fa_fwd_fallback(const FbParams p) {
+  __shared__ FbChunk<D> sm;
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
-  const int row = blockIdx.x * kFbRowsPerBlock + warp;
+  const int row0 = blockIdx.x * kFbRowsPerBlock, row = row0 + warp;
   int q_start = 0, k_start = 0, sq = p.sq, sk = p.sk;
   if (p.varlen) {
     if (p.only_small && p.cu_q[p.batch] >= BM && p.cu_k[p.batch] >= p.bn_main) return;
@@ -1595,40 +1657,58 @@ __global__ void __launch_bounds__(kFbThreads) fa_fwd_fallback(const FbParams p) 
     k_start = p.cu_k[b];
     sk = p.cu_k[b + 1] - k_start;
   }
-  if (row >= sq) return;
-  const long long qoff = p.varlen ? (static_cast<long long>(q_start + row) * p.q_sr)
-                                  : (static_cast<long long>(b) * p.q_sb + static_cast<long long>(row) * p.q_sr);
+  if (row0 >= sq) return;  // the whole block: no barrier is left waiting
+  const bool live = row < sq;
+  const int r = live ? row : sq - 1;  // a dead warp still takes part in the chunks' copies and barriers
+  const long long qoff = p.varlen ? (static_cast<long long>(q_start + r) * p.q_sr)
+                                  : (static_cast<long long>(b) * p.q_sb + static_cast<long long>(r) * p.q_sr);
   const long long koff = p.varlen ? static_cast<long long>(k_start) * p.k_sr : static_cast<long long>(b) * p.k_sb;
   const long long voff = p.varlen ? static_cast<long long>(k_start) * p.v_sr : static_cast<long long>(b) * p.v_sb;
-  const long long ooff = p.varlen ? (static_cast<long long>(q_start + row) * p.o_sr)
-                                  : (static_cast<long long>(b) * p.o_sb + static_cast<long long>(row) * p.o_sr);
+  const long long ooff = p.varlen ? (static_cast<long long>(q_start + r) * p.o_sr)
+                                  : (static_cast<long long>(b) * p.o_sb + static_cast<long long>(r) * p.o_sr);
   const __nv_bfloat16* qp = p.q + qoff + static_cast<long long>(h) * p.q_sh;
   const __nv_bfloat16* kp = p.k + koff + static_cast<long long>(hk) * p.k_sh;
   const __nv_bfloat16* vp = p.v + voff + static_cast<long long>(hk) * p.v_sh;
-  for (int e = lane; e < D; e += kWarpSize) qs[warp][e] = __bfloat162float(qp[e]);
-  __syncwarp();
-  constexpr int E = (D + kWarpSize - 1) / kWarpSize;
+  for (int e = lane; e < D; e += kWarpSize) sm.q[warp][e] = __bfloat162float(qp[e]);
+  const int kmax = live ? fb_visible_keys(r, sq, sk, p.causal) : 0;
+  const int kblock = fb_visible_keys(min(row0 + kFbRowsPerBlock, sq) - 1, sq, sk, p.causal);  // the last row's
+
+  constexpr int E = D / kWarpSize;  // output columns lane + 32 i
   float acc[E];
 #pragma unroll
   for (int i = 0; i < E; ++i) acc[i] = 0.f;
   float m = -INFINITY, l = 0.f;  // m in log2 units
-  int kmax = sk;
-  if (p.causal) kmax = min(sk, row + sk - sq + 1);
-  for (int k0 = 0; k0 < kmax; k0 += kWarpSize) {
+  // 16-byte copies where K's and V's rows allow them (the small varlen batches: TMA-aligned tensors)
+  const bool vec = ((reinterpret_cast<uintptr_t>(kp) | reinterpret_cast<uintptr_t>(vp)) % 16 == 0) &&
+                   p.k_sr % 8 == 0 && p.v_sr % 8 == 0;
+  for (int k0 = 0; k0 < kblock; k0 += kFbKeys) {
+    const int nk = min(kFbKeys, kblock - k0);
+    __syncthreads();  // every warp is done with the last chunk (and, the first time, Q is written)
+    fb_copy_chunk<D>(sm, kp, vp, p.k_sr, p.v_sr, k0, nk, vec);
+    __syncthreads();
+    if (k0 >= kmax) continue;  // this row's keys are done; the block's barriers still count its warp
     const int key = k0 + lane;
+    const float2* qr = reinterpret_cast<const float2*>(sm.q[warp]);
+    float dot[4] = {0.f, 0.f, 0.f, 0.f};  // four chains: the dot product's latency, not its length
+#pragma unroll
+    for (int j = 0; j < D / 2; j += 2) {
+      const float2 k01 = __bfloat1622float2(sm.k[lane][j]), q01 = qr[j];
+      const float2 k23 = __bfloat1622float2(sm.k[lane][j + 1]), q23 = qr[j + 1];
+      dot[0] = fmaf(q01.x, k01.x, dot[0]);
+      dot[1] = fmaf(q01.y, k01.y, dot[1]);
+      dot[2] = fmaf(q23.x, k23.x, dot[2]);
+      dot[3] = fmaf(q23.y, k23.y, dot[3]);
+    }
     float s2 = -INFINITY;
     if (key < kmax) {
-      const __nv_bfloat16* kr = kp + static_cast<long long>(key) * p.k_sr;
-      float dot = 0.f;
-#pragma unroll 16
-      for (int e = 0; e < D; ++e) dot = fmaf(qs[warp][e], __bfloat162float(kr[e]), dot);
-      float sc = (p.cap_in != 0.f) ? p.cap_out * tanh_acc(dot * p.cap_in) : dot * p.scale;
+      const float d = (dot[0] + dot[1]) + (dot[2] + dot[3]);
+      const float sc = (p.cap_in != 0.f) ? p.cap_out * tanh_acc(d * p.cap_in) : d * p.scale;
       s2 = sc * kLog2e;
     }
     float mx = s2;
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-    const float mn = fmaxf(m, mx);
+    const float mn = fmaxf(m, mx);  // finite: key k0 < kmax is this row's
     const float corr = exp2f(m - mn);
     const float pv = (key < kmax) ? exp2f(s2 - mn) : 0.f;
     float sum = pv;
@@ -1637,31 +1717,24 @@ __global__ void __launch_bounds__(kFbThreads) fa_fwd_fallback(const FbParams p) 
     l = l * corr + sum;
 #pragma unroll
     for (int i = 0; i < E; ++i) acc[i] *= corr;
-    const int nk = min(kWarpSize, kmax - k0);
-#pragma unroll 1
-    for (int t = 0; t < nk; ++t) {
-      const float pt = __shfl_sync(0xffffffffu, pv, t);
-      const __nv_bfloat16* vr = vp + static_cast<long long>(k0 + t) * p.v_sr;
 #pragma unroll
-      for (int i = 0; i < E; ++i) {
-        const int e = lane + kWarpSize * i;
-        if (e < D) acc[i] = fmaf(pt, __bfloat162float(vr[e]), acc[i]);
-      }
+    for (int t = 0; t < kFbKeys; ++t) {  // a key this row does not see has p = 0 (and past the chunk, V = 0)
+      const float pt = __shfl_sync(0xffffffffu, pv, t);
+#pragma unroll
+      for (int i = 0; i < E; ++i) acc[i] = fmaf(pt, __bfloat162float(sm.v[t][lane + kWarpSize * i]), acc[i]);
     }
     m = mn;
   }
+  if (!live) return;
   const float inv = l > 0.f ? 1.f / l : 0.f;
   __nv_bfloat16* op = p.o + ooff + static_cast<long long>(h) * p.o_sh;
 #pragma unroll
-  for (int i = 0; i < E; ++i) {
-    const int e = lane + kWarpSize * i;
-    if (e < D) op[e] = __float2bfloat16(acc[i] * inv);
-  }
+  for (int i = 0; i < E; ++i) op[lane + kWarpSize * i] = __float2bfloat16(acc[i] * inv);
   if (lane == 0) {
     const float lse = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
     long long idx;
-    if (p.varlen) idx = static_cast<long long>(h) * p.cu_q[p.batch] + q_start + row;
-    else idx = (static_cast<long long>(b) * p.hq + h) * p.sq + row;
+    if (p.varlen) idx = static_cast<long long>(h) * p.cu_q[p.batch] + q_start + r;
+    else idx = (static_cast<long long>(b) * p.hq + h) * p.sq + r;
     p.lse[idx] = lse;
   }
 }
@@ -1804,15 +1877,15 @@ static long long head_visible_keys(long long sq, long long sk, int causal, int R
 // block (v7: pairing, which hides it, gained 25 % on tiles of 2.5 blocks at d64 s512 causal).
 constexpr int kTileFixedKeys = 128;
 
-// d64's wide key block (BN 192, 3 stages: v9): wins when the tiles' mean visible keys are >= 2048
-// (measured wins: non-causal 2048 keys/tile +4 %, causal S=4096 ~2112 keys/tile; measured losses:
-// non-causal 1024 and causal S=2048 ~1088 keys/tile, v9/v10): its extra stage and its coarser
-// last/diagonal block are per-tile costs, its gain is per key block. Only where the unsplit tiles
-// fill a wave: below, split-KV sets the time and the narrow block gives it more blocks to share
+// The wide key block: wins when the tiles' mean visible keys reach the head dim's min_keys
+// (HeadDimTiles::kWideMinKeys). d64's (BN 192, 3 stages: v9), 2048: measured wins non-causal 2048
+// keys/tile +4 %, causal S=4096 ~2112 keys/tile; losses non-causal 1024 and causal S=2048 ~1088
+// keys/tile (v9/v10). d128's (BN 176), 6144: see HeadDimTiles<128>. Its extra stage or width and its
+// coarser last/diagonal block are per-tile costs, its gain is per key block. Only where the unsplit
+// tiles fill a wave: below, split-KV sets the time and the narrow block gives it more blocks to share
 // (and the wide block was never measured there).
-constexpr int kWideMinMeanKeys = 2048;
-static bool use_wide_tiles(int varlen, double mean_keys, long long tiles, int nsm) {
-  return !varlen && tiles >= nsm && mean_keys >= kWideMinMeanKeys;
+static bool use_wide_tiles(int varlen, double mean_keys, long long tiles, int nsm, int min_keys) {
+  return !varlen && tiles >= nsm && mean_keys >= min_keys;
 }
 
 // d64's tall tile (v33): 192 query rows in three consumer warpgroups instead of 128 in two. Per key
@@ -2128,7 +2201,7 @@ static int attention(const Args& a) {
   }
   if ((tall ? Tiles::kHasTallWide : Tiles::kHasWide) && fixed_len) {  // the wide block's rule, at either height
     const double mean_keys = static_cast<double>(head_visible_keys(a.sq, a.sk, prm.causal, prm.pack_r)) / prm.n_mblocks;
-    wide = use_wide_tiles(varlen, mean_keys, tiles, di.nsm);
+    wide = use_wide_tiles(varlen, mean_keys, tiles, di.nsm, Tiles::kWideMinKeys);
   }
   const int bn_main = tall ? (wide ? Tiles::TallWide::BN : Tiles::Tall::BN) : wide ? Tiles::Wide::BN : Tiles::Narrow::BN;
   // Varlen: the main kernel needs >= one box of rows per packed tensor; when the maxima cannot prove
