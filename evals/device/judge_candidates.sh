@@ -2,7 +2,8 @@
 # Judge Hopper candidates on an H200 in one device call, newest idea first; then the sanitizer gate
 # (kernelseek eval --sanitize-only: memcheck, racecheck, initcheck, synccheck) on the first one (or on
 # each kernel of $SANITIZE, space-separated). Each argument is NAME=KERNEL (the full suite, JSON to
-# evals/results/NAME.json) or NAME=KERNEL@GLOB (only the scenarios matching GLOB, no beside baselines: an exploration, not a result).
+# evals/results/NAME.json) or NAME=KERNEL@GLOB (only the scenarios matching GLOB, no beside baselines:
+# an exploration, not a result).
 #   bash evals/device/judge_candidates.sh hopper-flash_attn_fwd-v7-sm90-full=kernels/hopper/v7.cu \
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
 # EVAL_FLAGS adds flags to every full judgement (e.g. EVAL_FLAGS="--holdout 24 --seed 1"), SUBSET_FLAGS
