@@ -260,6 +260,8 @@ def test_the_sanitizer_suite_covers_every_feature():
         assert any(p["seqlen_q"] == 1 for p in params) and any(p["seqlen_q"] != p["seqlen_k"] for p in params)
         varlen = [p for p in params if p["layout"] == "varlen"]
         assert any(0 in p["seqlens_q"] for p in varlen) and any(0 in p["seqlens_k"] for p in varlen)
+        # fewer query rows than a tile and keys past one chunk: the fallback's loop over chunks
+        assert any(sum(p["seqlens_q"]) < 128 and max(p["seqlens_k"]) > 256 for p in varlen)
         assert len({s.name for s in suite}) == len(suite)
         work = sum(task.flops(s) for s in suite)
         assert work < 30e9, f"{work / 1e9:.0f} GFLOP: the suite must stay small enough for racecheck"

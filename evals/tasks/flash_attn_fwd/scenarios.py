@@ -122,7 +122,8 @@ def tiny() -> list[Scenario]:
 # tile, softcap, packed QKV), ragged shapes causal and not, each head dim (96 and 192 padded), GQA packing
 # in decode and GQA outside it, single-query decode (split-KV), varlen with empty query and key sequences on
 # the main path, strided packed QKV, d64's wide key blocks (with softcap: >= 132 tiles of >= 2048 keys),
-# persistent CTAs taking several tiles (136 tiles on 132 SMs) and causal heavy/light pairing (132 pairs).
+# persistent CTAs taking several tiles (136 tiles on 132 SMs), causal heavy/light pairing (132 pairs) and
+# the fallback's chunked walk over long keys (a varlen batch of 44 query rows).
 SANITIZE_FROM_SUITE = ("ragged_d64_113x203_causal", "ragged_d128_239x1", "ragged_d256_799x3_causal",
                        "decode_d64_q4_k1024_causal")
 
@@ -152,6 +153,10 @@ def sanitize(arch: str) -> list[Scenario]:
         # many short sequences: persistent CTAs take two or more tiles each, of 128 or 192 rows
         _s("san_persistent_d64_h200_s192", "persistent", batch=1, seqlen_q=192, seqlen_k=192, heads_q=200,
            heads_kv=200, head_dim=64),
+        # a varlen batch of fewer query rows than one TMA box, with long key sequences: the Hopper
+        # kernel's fallback walks several chunks of keys, its warps' rows ending at different keys
+        _s("san_fallback_varlen_d128_long_keys", "varlen", layout="varlen", batch=3, seqlen_q=41, seqlen_k=700,
+           seqlens_q=[3, 0, 41], seqlens_k=[700, 5, 90], heads_q=4, heads_kv=2, head_dim=128, causal=True),
     ]
     if arch != "sm90":  # FA4's head dims on Blackwell: no 192 (see sm100)
         extra = [s for s in extra if s.params["head_dim"] != 192]
