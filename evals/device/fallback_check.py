@@ -1,7 +1,8 @@
-"""The Hopper kernel's fallback path, checked against the reference on an H200: varlen batches with fewer
-query rows than one TMA box (the host cannot tell, so both kernels launch and the fallback runs), and
-ordinary shapes whose inputs sit 2 bytes off a 16-byte boundary (no TMA map: the fallback alone). Keys
-span several of the fallback's 32-key chunks; causal rows see different numbers of keys, or none.
+"""The Hopper kernel's paths off the common case, checked against the reference on an H200: varlen batches
+with fewer query rows than one TMA box (the host cannot tell from the maxima; v39 runs them in the
+fallback, v40 in the main kernel with its maps bound to the true totals on the device), and ordinary
+shapes whose inputs sit 2 bytes off a 16-byte boundary (no TMA map: the fallback alone). Keys span
+several of the fallback's 32-key chunks; causal rows see different numbers of keys, or none.
 
     python3 evals/device/fallback_check.py KERNEL.cu            # exit 1 if any shape is wrong
     compute-sanitizer --tool racecheck python3 evals/device/fallback_check.py KERNEL.cu
@@ -26,7 +27,7 @@ def shape(name: str, **params) -> Scenario:
     return Scenario(name, "fallback", base)
 
 
-SMALL_VARLEN = [  # total query rows < 128: the main kernel declines on the device
+SMALL_VARLEN = [  # total query rows < 128, fewer than one Q box
     shape("varlen_d128_causal_long_keys", layout="varlen", head_dim=128, heads_q=4, heads_kv=2, causal=True,
           seqlens_q=[3, 0, 41], seqlens_k=[700, 5, 90]),
     shape("varlen_d96_softcap", layout="varlen", head_dim=96, heads_q=3, heads_kv=1, softcap=20.0, magnitude=2.0,
