@@ -111,6 +111,11 @@ def test_a_file_that_is_not_a_judgement_is_named_with_the_fix(tmp_path, content,
     assert str(path) in str(error.value) and "kernelseek eval --out" in str(error.value)
 
 
+def test_a_directory_is_not_called_missing(tmp_path):
+    with pytest.raises(CompareError, match="not a regular file"):
+        load_judgement(tmp_path)
+
+
 def invoke(*args: str):
     return CliRunner().invoke(app, ["compare", *args], env={"COLUMNS": "80"})
 

@@ -71,7 +71,8 @@ def load_judgement(path: str | Path) -> dict[str, Any]:
     """A judgement's JSON (what `kernelseek eval --out` writes), checked enough to compare."""
     path = Path(path)
     if not path.is_file():
-        raise CompareError(f"{path}: no such file; pass a judgement written by `kernelseek eval --out FILE`.")
+        what = "not a regular file" if path.exists() else "no such file"
+        raise CompareError(f"{path}: {what}; pass a judgement written by `kernelseek eval --out FILE`.")
     try:
         data = json.loads(path.read_text(errors="replace"))
     except json.JSONDecodeError as error:
