@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the prepared Hopper attention candidates of 2026-12-05 into .cand/ from their patches, each checked
 # to apply cleanly, then prebuild them into .ks-cache for a device call (NOTES.md, "The next device calls").
-#   bash kernels/hopper/versions/make_candidates.sh            # .cand/v40.cu ... .cand/v46.cu
+#   bash kernels/hopper/versions/make_candidates.sh [--no-build]   # .cand/v40.cu ... .cand/v48.cu
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 V=kernels/hopper/versions BASE=kernels/hopper/flash_attn_fwd.cu
@@ -16,12 +16,14 @@ make v40 "$BASE" v40_v39_varlen_maps_bound_on_device.patch
 make v41 "$BASE" v41_v39_d256_turns_with_borrowed_o_staging.patch
 make v43 "$BASE" v43_v39_q_released_at_last_s_store_read_overlapped.patch
 make v44 "$BASE" v44_v39_bands_at_any_wave_count.patch
+make v47 "$BASE" v47_v39_softcap_factor_in_the_log2_scale.patch
 make v42 "$BASE" v40_v39_varlen_maps_bound_on_device.patch v41_v39_d256_turns_with_borrowed_o_staging.patch
 make v45 .cand/v42.cu v45_v42_with_v43.patch
 make v46 .cand/v45.cu v44_v39_bands_at_any_wave_count.patch
+make v48 .cand/v46.cu v48_v46_with_v47.patch
 PY=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}
 if [ "${1:-}" != --no-build ]; then
-  for v in v40 v41 v42 v43 v44 v45 v46; do
+  for v in v40 v41 v42 v43 v44 v45 v46 v47 v48; do
     KERNELSEEK_CACHE=$PWD/.ks-cache "$PY" -m kernelseek eval ".cand/$v.cu" --arch sm90 --compile-only | tail -1
   done
 fi
