@@ -32,3 +32,50 @@ def test_v26_rescale_skip_equals_v24_to_the_bit():
     result = run("v26_rescale_skip_model.py")
     assert result.returncode == 0, result.stderr
     assert "v26 is v24 to the bit on 80 of 80 cases" in result.stdout
+
+
+def mutant_fails(tmp_path: Path, script: str, old: str, new: str, words: str) -> None:
+    """The model with one line of its protocol broken exits non-zero, saying why (it can fail)."""
+    source = (VERSIONS / script).read_text()
+    assert source.count(old) == 1, f"{script}: the line to break is gone"
+    mutant = tmp_path / script
+    mutant.write_text(source.replace(old, new))
+    failed = subprocess.run([sys.executable, str(mutant)], capture_output=True, text=True, timeout=300)
+    assert failed.returncode != 0 and words in failed.stderr, failed.stderr[-400:]
+
+
+def test_v44_band_decode_visits_every_tile_once_and_shortens_the_causal_tail(tmp_path):
+    result = run("v44_band_model.py")
+    assert result.returncode == 0, result.stderr
+    assert "decode: every tile exactly once in 4680" in result.stdout
+    line = next(x for x in result.stdout.splitlines() if x.startswith("d128 s8192 b2 h16 "))
+    v39, v44 = (float(v) for v in line.split()[-2:])
+    assert v44 < v39 and (v39, v44) == (1.056, 1.011), line
+    mutant_fails(tmp_path, "v44_band_model.py",
+                 "band0 = short_nh + (t - short_nh * n_mblocks) // (n_mblocks * band) * band",
+                 "band0 = (t - short_nh * n_mblocks) // (n_mblocks * band) * band", "AssertionError")
+
+
+def test_v49_feed_protocol_never_hangs_and_a_wrong_parity_does(tmp_path):
+    result = run("v49_feed_protocol_model.py")
+    assert result.returncode == 0 and "420 random interleavings, no hang" in result.stdout, result.stderr
+    mutant_fails(tmp_path, "v49_feed_protocol_model.py", "cta.q_empty.done((q & 1) ^ 1)", "cta.q_empty.done(q & 1)",
+                 "hang")
+
+
+def test_v41_signals_hold_and_an_early_signal_is_caught(tmp_path):
+    result = run("v41_signal_model.py")
+    assert result.returncode == 0 and "2000 random tile sequences" in result.stdout, result.stderr
+    mutant_fails(tmp_path, "v41_signal_model.py", """        yield lambda pv=pv: pv.done
+        if w == 0:
+            bars["lastV"].arrive(w)""", """        if w == 0:
+            bars["lastV"].arrive(w)
+        yield lambda pv=pv: pv.done""", "staged over a buffer the other's product still reads")
+
+
+def test_v43_releases_hold_and_an_early_q_release_is_caught(tmp_path):
+    result = run("v43_release_model.py")
+    assert result.returncode == 0 and "3000 random tile sequences" in result.stdout, result.stderr
+    mutant_fails(tmp_path, "v43_release_model.py", """            if it == n_it - 1:
+                bars["q_empty"].arrive()""", """            if it == 0:
+                bars["q_empty"].arrive()""", "Q loaded while")
