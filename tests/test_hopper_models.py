@@ -79,3 +79,12 @@ def test_v43_releases_hold_and_an_early_q_release_is_caught(tmp_path):
     mutant_fails(tmp_path, "v43_release_model.py", """            if it == n_it - 1:
                 bars["q_empty"].arrive()""", """            if it == 0:
                 bars["q_empty"].arrive()""", "Q loaded while")
+
+
+def test_v51_pairs_visit_every_tile_once_and_even_out_the_half_pairs(tmp_path):
+    result = run("pair_balance_model.py")
+    assert result.returncode == 0 and "exactly once in 1595" in result.stdout, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("d64 s2048 b8 h32 (tall)"))
+    assert "v39 1.149 (1536 pairs)" in line and "v51 1.053 (1408 pairs)" in line, line
+    mutant_fails(tmp_path, "pair_balance_model.py", "slot, mb = 2 * g + light, half", "slot, mb = 2 * g, half",
+                 "AssertionError")
