@@ -88,3 +88,14 @@ def test_v51_pairs_visit_every_tile_once_and_even_out_the_half_pairs(tmp_path):
     assert "v39 1.149 (1536 pairs)" in line and "v51 1.053 (1408 pairs)" in line, line
     mutant_fails(tmp_path, "pair_balance_model.py", "slot, mb = 2 * g + light, half", "slot, mb = 2 * g, half",
                  "AssertionError")
+
+
+def test_v53_varlen_decode_visits_every_tile_once_and_feeding_evens_the_causal_batches(tmp_path):
+    result = run("varlen_schedule_model.py")
+    assert result.returncode == 0, result.stderr
+    assert "decode: every tile exactly once, in the table's order, on 212 varlen shapes" in result.stdout
+    rows = {x.split()[0]: [float(v) for v in x.split()[2:]] for x in result.stdout.splitlines()
+            if x.startswith("varlen_d256_")}
+    assert rows["varlen_d256_equal_causal"] == [1.122, 1.0, 0.892], rows
+    assert rows["varlen_d256_mixed_causal"] == [1.298, 1.064, 0.819], rows
+    mutant_fails(tmp_path, "varlen_schedule_model.py", "cum[s + n] -= 1", "cum[s + n - 1] -= 1", "AssertionError")
