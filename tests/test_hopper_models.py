@@ -99,3 +99,10 @@ def test_v53_varlen_decode_visits_every_tile_once_and_feeding_evens_the_causal_b
     assert rows["varlen_d256_equal_causal"] == [1.122, 1.0, 0.892], rows
     assert rows["varlen_d256_mixed_causal"] == [1.298, 1.064, 0.819], rows
     mutant_fails(tmp_path, "varlen_schedule_model.py", "cum[s + n] -= 1", "cum[s + n - 1] -= 1", "AssertionError")
+
+
+def test_pair_tail_lead_says_what_notes_quotes():
+    result = run("pair_tail_model.py")
+    assert result.returncode == 0, result.stderr
+    assert ("over v51, 50 paired shapes: tail LPT geomean 0.963 (worst 1.000), tail deal 0.985 (worst 1.075)"
+            in result.stdout), result.stdout[-300:]
