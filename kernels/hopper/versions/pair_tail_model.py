@@ -6,7 +6,9 @@ d256 and the tall d64/d96 tiles) keep that loss. Here, for causal square shapes 
 choose_grid pairs (b = 16384 // s, heads = 2048 // d), the busiest CTA over the mean for:
   v51:        the pairs as dealt today (pair_balance_model.imbalance);
   tail LPT:   F full rounds of pairs, then the tail's 2R tiles, heaviest first, each to the least-loaded CTA;
-  tail deal:  the tail's heavy tiles then its light ones, dealt in a snake (a decode could do this in O(1)).
+  tail deal:  the tail's heavy tiles then its light ones, dealt in a snake (a decode could do this in O(1));
+  fed:        every tile from a counter, heaviest m-block first over the slots (list scheduling), as v49's
+              feed deals them; v56 feeds fixed-length d256.
 Tile cost: pair_balance_model.tile_cost (key blocks + 1.5).
 
     python kernels/hopper/versions/pair_tail_model.py
@@ -48,9 +50,18 @@ def tail_deal(pairs: list[list[int]], n: int, bm: int, bn: int) -> float:
     return max(work) / (sum(work) / g)
 
 
+def fed(n: int, slots: int, bm: int, bn: int) -> float:
+    costs = [pbm.tile_cost(mb, n, bm, bn) for mb in reversed(range(n)) for _ in range(slots)]
+    work = [0.0] * min(len(costs), pbm.NSM)
+    for c in costs:
+        i = min(range(len(work)), key=work.__getitem__)
+        work[i] += c
+    return max(work) / (sum(work) / len(work))
+
+
 def main() -> None:
-    lpt, deal = [], []
-    print(f"{'shape':22s} {'pairs':>5s} {'v51':>6s} {'LPT':>6s} {'deal':>6s}")
+    lpt, deal, fed256 = [], [], []
+    print(f"{'shape':22s} {'pairs':>5s} {'v51':>6s} {'LPT':>6s} {'deal':>6s} {'fed':>6s}")
     for d, bm, bn, heads in CONFIGS:
         for s in LENGTHS:
             b = max(1, 16384 // s)
@@ -59,15 +70,20 @@ def main() -> None:
             if not pbm.paired(len(pairs), n, bm):
                 continue
             a, x, y = pbm.imbalance(pairs, n, bm, bn), tail_lpt(pairs, n, bm, bn), tail_deal(pairs, n, bm, bn)
+            z = fed(n, b * heads, bm, bn)
             lpt.append(x / a)
             deal.append(y / a)
-            print(f"d{d} s{s} b{b}{'':{14 - len(str(s)) - len(str(b)) - len(str(d))}s} {len(pairs):5d} {a:6.3f} {x:6.3f} {y:6.3f}")
+            if d == 256:
+                fed256.append(z / a)
+            print(f"d{d} s{s} b{b}{'':{14 - len(str(s)) - len(str(b)) - len(str(d))}s} {len(pairs):5d} {a:6.3f} {x:6.3f} "
+                  f"{y:6.3f} {z:6.3f}")
 
     def geo(v: list[float]) -> float:
         return math.exp(sum(map(math.log, v)) / len(v))
 
     print(f"over v51, {len(lpt)} paired shapes: tail LPT geomean {geo(lpt):.3f} (worst {max(lpt):.3f}), "
           f"tail deal {geo(deal):.3f} (worst {max(deal):.3f})")
+    print(f"d256 fed over v51, {len(fed256)} paired shapes: geomean {geo(fed256):.3f} (worst {max(fed256):.3f})")
 
 
 if __name__ == "__main__":
