@@ -101,9 +101,10 @@ def test_v53_varlen_decode_visits_every_tile_once_and_feeding_evens_the_causal_b
     mutant_fails(tmp_path, "varlen_schedule_model.py", "cum[s + n] -= 1", "cum[s + n - 1] -= 1", "AssertionError")
 
 
-def test_pair_tail_lead_and_v56_feed_say_what_notes_quotes():
+def test_pair_tail_lead_and_the_d192_d256_feeds_say_what_notes_quotes():
     result = run("pair_tail_model.py")
     assert result.returncode == 0, result.stderr
     assert ("over v51, 50 paired shapes: tail LPT geomean 0.963 (worst 1.000), tail deal 0.985 (worst 1.075)"
             in result.stdout), result.stdout[-300:]
+    assert "d192 fed over v51, 13 paired shapes: geomean 0.939 (worst 1.000)" in result.stdout, result.stdout[-300:]
     assert "d256 fed over v51, 12 paired shapes: geomean 0.931 (worst 0.984)" in result.stdout, result.stdout[-300:]

@@ -8,7 +8,7 @@ choose_grid pairs (b = 16384 // s, heads = 2048 // d), the busiest CTA over the 
   tail LPT:   F full rounds of pairs, then the tail's 2R tiles, heaviest first, each to the least-loaded CTA;
   tail deal:  the tail's heavy tiles then its light ones, dealt in a snake (a decode could do this in O(1));
   fed:        every tile from a counter, heaviest m-block first over the slots (list scheduling), as v49's
-              feed deals them; v56 feeds fixed-length d256.
+              feed deals them; v56 feeds fixed-length d256, v57 d192.
 Tile cost: pair_balance_model.tile_cost (key blocks + 1.5).
 
     python kernels/hopper/versions/pair_tail_model.py
@@ -60,7 +60,8 @@ def fed(n: int, slots: int, bm: int, bn: int) -> float:
 
 
 def main() -> None:
-    lpt, deal, fed256 = [], [], []
+    lpt, deal = [], []
+    fed_by_d: dict[int, list[float]] = {192: [], 256: []}
     print(f"{'shape':22s} {'pairs':>5s} {'v51':>6s} {'LPT':>6s} {'deal':>6s} {'fed':>6s}")
     for d, bm, bn, heads in CONFIGS:
         for s in LENGTHS:
@@ -73,8 +74,8 @@ def main() -> None:
             z = fed(n, b * heads, bm, bn)
             lpt.append(x / a)
             deal.append(y / a)
-            if d == 256:
-                fed256.append(z / a)
+            if d in fed_by_d:
+                fed_by_d[d].append(z / a)
             print(f"d{d} s{s} b{b}{'':{14 - len(str(s)) - len(str(b)) - len(str(d))}s} {len(pairs):5d} {a:6.3f} {x:6.3f} "
                   f"{y:6.3f} {z:6.3f}")
 
@@ -83,7 +84,8 @@ def main() -> None:
 
     print(f"over v51, {len(lpt)} paired shapes: tail LPT geomean {geo(lpt):.3f} (worst {max(lpt):.3f}), "
           f"tail deal {geo(deal):.3f} (worst {max(deal):.3f})")
-    print(f"d256 fed over v51, {len(fed256)} paired shapes: geomean {geo(fed256):.3f} (worst {max(fed256):.3f})")
+    for d, v in fed_by_d.items():
+        print(f"d{d} fed over v51, {len(v)} paired shapes: geomean {geo(v):.3f} (worst {max(v):.3f})")
 
 
 if __name__ == "__main__":
