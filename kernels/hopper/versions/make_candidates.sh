@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the prepared Hopper attention candidates of 2026-12-05 into .cand/ from their patches, each checked
 # to apply cleanly, then prebuild them into .ks-cache for a device call (NOTES.md, "The next device calls").
-#   bash kernels/hopper/versions/make_candidates.sh [--no-build]   # .cand/v40.cu ... .cand/v57.cu
+#   bash kernels/hopper/versions/make_candidates.sh [--no-build]   # .cand/v40.cu ... .cand/v58.cu
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 V=kernels/hopper/versions BASE=kernels/hopper/flash_attn_fwd.cu
@@ -30,9 +30,10 @@ make v54 .cand/v53.cu v54_v53_d256_80_key_blocks.patch
 make v55 .cand/v54.cu v55_v54_fed_stage_in_uniform_register.patch
 make v56 .cand/v55.cu v56_v55_d256_fixed_length_fed.patch
 make v57 .cand/v56.cu v57_v56_d192_fed_tile_in_shared_memory.patch
+make v58 .cand/v57.cu v58_v57_d192_varlen_fed.patch
 PY=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}
 if [ "${1:-}" != --no-build ]; then
-  for v in v40 v41 v42 v43 v44 v45 v46 v47 v48 v49 v50 v51 v52 v53 v54 v55 v56 v57; do
+  for v in v40 v41 v42 v43 v44 v45 v46 v47 v48 v49 v50 v51 v52 v53 v54 v55 v56 v57 v58; do
     KERNELSEEK_CACHE=$PWD/.ks-cache "$PY" -m kernelseek eval ".cand/$v.cu" --arch sm90 --compile-only | tail -1
   done
 fi
