@@ -98,7 +98,9 @@ def test_v53_varlen_decode_visits_every_tile_once_and_feeding_evens_the_causal_b
             if x.startswith("varlen_d256_")}
     assert rows["varlen_d256_equal_causal"] == [1.122, 1.0, 0.892], rows
     assert rows["varlen_d256_mixed_causal"] == [1.298, 1.064, 0.819], rows
-    mutant_fails(tmp_path, "varlen_schedule_model.py", "cum[s + n] -= 1", "cum[s + n - 1] -= 1", "AssertionError")
+    # the readable order and the port of the kernel's decode (v16_replay) must agree: one m-block order flipped
+    mutant_fails(tmp_path, "varlen_schedule_model.py", "order += [(b, h, n - 1 - (u - s)) for h in range(heads)]",
+                 "order += [(b, h, u - s) for h in range(heads)]", "AssertionError")
 
 
 def test_pair_tail_lead_and_the_d192_d256_feeds_say_what_notes_quotes():
