@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 import pair_balance_model as pbm
+import v44_band_model  # its makespan: list scheduling over the SMs
 
 CONFIGS = ((192, 128, 112, 10), (256, 128, 80, 8), (64, 192, 128, 32), (96, 192, 112, 20))  # d, rows, keys, heads
 LENGTHS = (111, 150, 236, 300, 423, 529, 700, 900, 1071, 1400, 1700, 2048, 2814, 3000, 4023)
@@ -52,11 +53,7 @@ def tail_deal(pairs: list[list[int]], n: int, bm: int, bn: int) -> float:
 
 def fed(n: int, slots: int, bm: int, bn: int) -> float:
     costs = [pbm.tile_cost(mb, n, bm, bn) for mb in reversed(range(n)) for _ in range(slots)]
-    work = [0.0] * min(len(costs), pbm.NSM)
-    for c in costs:
-        i = min(range(len(work)), key=work.__getitem__)
-        work[i] += c
-    return max(work) / (sum(work) / len(work))
+    return v44_band_model.makespan(costs) / (sum(costs) / min(len(costs), pbm.NSM))
 
 
 def main() -> None:

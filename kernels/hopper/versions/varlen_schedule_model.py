@@ -15,7 +15,6 @@ a tile's Q load and epilogue ~3 us, a keyless tile's zero store ~1.5 us), not fi
 from __future__ import annotations
 
 import argparse
-import heapq
 import math
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ from kernelseek.harness import load_task  # noqa: E402
 
 sys.path.insert(0, str(Path(kernelseek.__file__).resolve().parents[1] / "kernels" / "hopper" / "versions"))
 import v16_replay  # noqa: E402  (its port of the kernel's varlen table and decode)
+import v44_band_model  # noqa: E402  (its makespan: list scheduling over the SMs)
 
 NSM = 132
 BM = 128
@@ -92,12 +92,8 @@ def makespans(p: dict, bn: int, c0: float, c_empty: float) -> tuple[float, float
     for pos, c in enumerate(costs):
         rnd, i = divmod(pos, g)
         snake[g - 1 - i if rnd & 1 else i] += c
-    free = [0.0] * g
-    heapq.heapify(free)
-    for c in costs:
-        heapq.heappush(free, heapq.heappop(free) + c)
     bound = max(max(costs), sum(costs) / g)
-    return max(snake), max(free), bound
+    return max(snake), v44_band_model.makespan(costs), bound
 
 
 def varlen_shapes(head_dim: int, n: int) -> list[tuple[str, dict]]:
