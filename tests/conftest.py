@@ -1,6 +1,7 @@
 import gc
 import os
 import shutil
+import signal
 import sys
 
 import pytest
@@ -20,6 +21,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # thresholds the cyclic collector rescans all of them hundreds of times while they import: about a fifth of
 # litellm's import time. Fewer, larger young collections; nothing the tests check depends on when they run.
 gc.set_threshold(10_000, 10, 10)
+
+# A shell without job control starts `cmd &` with SIGINT ignored, and an ignored signal stays ignored in every
+# child: the Ctrl-C tests' processes would never see their Ctrl-C (Python installs its KeyboardInterrupt handler
+# only where SIGINT is at its default). A handled signal is reset to the default at exec, so the children get it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _has_gpu() -> bool:

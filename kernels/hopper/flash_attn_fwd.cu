@@ -13,7 +13,9 @@
 // head_dim 96 and 192 use shared-memory tiles padded to 128 / 192 columns (TMA zero-fills the
 // columns past head_dim); the matrix products use exactly head_dim (k-steps of 16, n = head_dim).
 // Varlen uses the same TMA path: the last tile of a sequence is shifted back so a box never reads
-// past the sequence's end (and never past the tensor); the shifted-in rows are masked.
+// past the sequence's end (and never past the tensor); the shifted-in rows are masked. When the batch
+// may hold fewer rows in all than one box, a one-thread kernel first bounds the maps' rows by the true
+// totals from cu_seqlens, so TMA zero-fills a box's rows past the end (v40).
 // Split-KV (decode-like shapes): fp32 partials in a workspace allocated once, then a combine kernel.
 // Causal with more queries than keys: the leading query rows see no key (O = 0, lse = -inf); when
 // whole waves of tiles are such rows, a fill kernel writes them at streaming speed and the main
@@ -25,7 +27,7 @@
 // stores them with one TMA bulk tensor store per 64-column atom; rows the box would write that the
 // tile does not own (varlen box shifts, GQA packing with groups > 2) take the direct stores.
 // Fallback path (same file): a plain CUDA kernel, one warp per query row, for what TMA cannot take
-// (misaligned pointers or strides, varlen with fewer total rows than one tile, seqlen_k == 0).
+// (misaligned pointers or strides) and seqlen_k == 0.
 //
 // Layout of this file:
 //   1. generated wgmma wrappers (output of kernels/hopper/gen_wgmma.py; do not edit by hand)
@@ -33,7 +35,7 @@
 //   3. PTX helpers
 //   4. tile configuration per head dim, kernel parameters
 //   5. device stages: tile scheduler, producer, QK, mask, online softmax, PV, epilogue
-//   6. kernels: main, split-KV combine, fallback
+//   6. kernels: main, varlen map binding, split-KV combine, fallback
 //   7. host: launch decisions, launch, the one head-dim switch, the C entry point
 //
 // Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -shared -Xcompiler -fPIC -Xptxas -v
@@ -44,6 +46,8 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 #include <math.h>
+#include <atomic>
+#include <type_traits>
 
 namespace ks {
 
@@ -212,8 +216,10 @@ constexpr int kAtomBytes = 8 * kSwizzleBytes;                    // 8 rows x 128
 constexpr int kSmemAlign = kAtomBytes;                           // 128B-swizzled tiles start 1024-aligned
 constexpr int kMbarBytes = 8;
 constexpr int kBarrierRegionBytes = 256;                         // room for every mbarrier of a config
+constexpr int kTileStashBytes = 64;                              // a consumer warp's copy of its tile (v57)
 constexpr int kOrderSlots = 16;                                  // one word per warp of the CTA (v22)
 constexpr int kOrderSlotsOff = kBarrierRegionBytes - 4 * kOrderSlots;  // at the end of the barrier region
+constexpr int kNextTileOff = kOrderSlotsOff - 4;                 // the tile the producer feeds next (v49)
 // Varlen schedule table in shared memory (v16): per sequence (first bucket, m-blocks), per bucket the
 // running tile count. Capacities, not tuning: beyond them the launcher keeps v15's one-CTA-per-tile grid.
 constexpr int kVarlenMaxBatch = 128;
@@ -242,13 +248,18 @@ static_assert(consumer_regs(2) == 240 && consumer_regs(3) == 160, "the split mea
 // kBarOStage + w: the 128 threads of consumer warpgroup w around its O staging tile (v17).
 // kBarPStage + w: the 128 threads of consumer warpgroup w after writing P to shared memory (v36).
 // kBarTileEnd: both consumer warpgroups at a tile's end, before one writes its O into a K or V buffer
-// of the tile's last key block (v32).
+// of the tile's last key block (v32). Under turns (v41) two one-way signals instead: kBarLastKRead,
+// warpgroup 1's S product of the last block is complete (0 may stage into its K buffer);
+// kBarLastVRead, warpgroup 0's P V product of it is (1 may stage into its V buffer).
 enum NamedBarrier : int {
   kBarTurn = 2,
   kBarOStage = kBarTurn + kMaxConsumerWarpGroups,
   kBarPStage = kBarOStage + kMaxConsumerWarpGroups,
-  kBarTileEnd = kBarPStage + kMaxConsumerWarpGroups
+  kBarTileEnd = kBarPStage + kMaxConsumerWarpGroups,
+  kBarLastKRead,
+  kBarLastVRead
 };
+static_assert(kBarLastVRead < 16, "bar.sync has 16 barriers");
 constexpr int kTurnThreads = 2 * kWarpGroupThreads;  // the warpgroup waiting for its turn, the one handing it over
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -259,6 +270,14 @@ constexpr float kLn2 = 0.69314718055994531f;
 // ================================================================================================
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void st_shared(uint32_t addr, int v) {
+  asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ int ld_shared(uint32_t addr) {
+  int v;
+  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
 }
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
@@ -303,6 +322,20 @@ __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, uint32_t sr
       " [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
       "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
+}
+// Tensor maps rewritten on the device: the writer sets the row extent (dimension 1 of this file's 4-D
+// maps) with tensormap.replace in global memory and releases the map to the tensormap proxy; a later
+// kernel acquires it before its first TMA through it.
+__device__ __forceinline__ void tensormap_set_rows(CUtensorMap* map, int rows) {
+  asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 1, %1;\n" ::"l"(__cvta_generic_to_global(map)),
+               "r"(rows)
+               : "memory");
+}
+__device__ __forceinline__ void tensormap_release() {
+  asm volatile("fence.proxy.tensormap::generic.release.gpu;\n" ::: "memory");
+}
+__device__ __forceinline__ void tensormap_acquire(const CUtensorMap* map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // This thread's bulk stores have finished reading shared memory (the buffer may be rewritten).
@@ -426,8 +459,10 @@ struct Cfg {
   // d128 the products are long against the softmax: there FA3 (its released binary, read statically:
   // versions/fa3_sass_comparison.md) issues without turns and rescales O between its QK and P V
   // issues, under the QK product; v30 asks whether that is faster here too.
-  static constexpr bool PINGPONG = D <= 128;
-  static constexpr bool RESCALE_BEFORE_PV = D > 128;
+  // v38 measured FA3's order at d192 +5.8 % (with v32's staging); at d256 it lost 3.7 % alone (v30) and
+  // v32's staging only bought that back, so d256 keeps the turns and stages its O under them (v41).
+  static constexpr bool PINGPONG = D != 192;
+  static constexpr bool RESCALE_BEFORE_PV = !PINGPONG;
   // A warp skips the O rescale after a key block that raised none of its rows' maxima (v26): the
   // skip costs ~11 instructions a block (the compare, the select, the vote, the branch) and saves
   // D/2 FMUL where taken. From d128 up that pays once a block in six is skipped (rows of ~2k keys
@@ -454,21 +489,26 @@ struct Cfg {
   static constexpr int P_OFF = RING_END;
   static constexpr int O_OFF = P_OFF + WGS * P_WG_BYTES;
   // (with the table's bytes in both instantiations, so that they make the same choice)
-  static constexpr bool O_STAGE = BN <= kOStageMaxBN && O_OFF + O_TILE_BYTES + kBarrierRegionBytes +
+  static constexpr int STASH_BYTES = CONSUMER_WARPS * kTileStashBytes;
+  static constexpr bool O_STAGE = BN <= kOStageMaxBN && O_OFF + O_TILE_BYTES + kBarrierRegionBytes + STASH_BYTES +
                                                             kVarlenTableBytes + kSmemAlign <= kMaxDynSmem;
   static constexpr int O_BYTES = O_STAGE ? O_TILE_BYTES : 0;
   // Where no staging tile fits (d192, d256): each consumer warpgroup stages its 64 rows in a buffer of
   // the tile's last key block, warpgroup 0 in its K buffer, 1 in its V buffer, released to the producer
-  // once the TMA store has read it (v32). Two consumers without pingpong only: the two warpgroups meet
-  // at the tile's end (both products done with that block), which costs nothing when they run abreast.
-  static constexpr bool O_BORROW = !O_STAGE && !PINGPONG && WGS == 2 && BN >= kWgRows;
+  // once the TMA store has read it (v32). Two consumers. Without turns the two warpgroups meet at the
+  // tile's end (both products done with that block), which costs nothing when they run abreast; with
+  // turns 1 trails 0 by a product, so each waits only for the other's product on its buffer (v41).
+  static constexpr bool O_BORROW = !O_STAGE && WGS == 2 && BN >= kWgRows;
   static constexpr int O_WG_BYTES = O_BYTES / WGS;
   static constexpr int O_ATOM_BYTES = kWgRows * kSwizzleBytes;  // one warpgroup's 64 rows of one atom
   static constexpr int BAR_OFF = O_OFF + O_BYTES;
-  static constexpr int TABLE_OFF = BAR_OFF + kBarrierRegionBytes;           // varlen schedule table (v16)
+  // Fed tiles: each consumer warp's copy of its tile, held across the key-block loop here rather than
+  // in registers (v57: d192's fed consumer spilled 64 bytes of them).
+  static constexpr int STASH_OFF = BAR_OFF + kBarrierRegionBytes;
+  static constexpr int TABLE_OFF = STASH_OFF + STASH_BYTES;                  // varlen schedule table (v16)
   static constexpr int SMEM = TABLE_OFF + TABLE_BYTES + kSmemAlign;  // + barriers, table, alignment slack
   static_assert(SMEM <= kMaxDynSmem, "smem");
-  static_assert((2 + 4 * STAGES) * kMbarBytes <= kOrderSlotsOff, "barriers");
+  static_assert((2 + 4 * STAGES) * kMbarBytes <= kNextTileOff, "barriers");
   static_assert(BN % kWgmmaK == 0, "BN");
   static_assert(D % kWgmmaK == 0, "D");
   static_assert(RING_END % kSmemAlign == 0 && O_OFF % kSmemAlign == 0, "P and O tiles start 1024-aligned (128B swizzle)");
@@ -478,7 +518,8 @@ struct Cfg {
 };
 
 // The configurations per head dim. BN: 128 while the S and O accumulators fit the consumers'
-// 240 registers, 112 for d192, 64 for d256 (d256 BN=80 spills). d64 has a second, wide one
+// 240 registers, 112 for d192, 80 for d256 (FA3's; it spilled until v24 freed Q's descriptor registers:
+// v25, v54; its varlen-schedule launches keep 64, see VarlenTwin). d64 has a second, wide one
 // (BN 192, 3 stages) for long sequences: +5-11 % from 2048 keys up, -5-15 % at 512-1024 (v9), and a
 // tall one (192 rows, three consumer warpgroups; v33, FA3's d64 tile height): its S, P and O
 // accumulators (64 + 32 + 32 registers a thread) fit the 160 registers three consumers get.
@@ -528,7 +569,7 @@ template <> struct HeadDimTiles<192> {
   static constexpr bool kHasTallWide = false;
 };
 template <> struct HeadDimTiles<256> {
-  using Narrow = Cfg<256, 64, 2>;
+  using Narrow = Cfg<256, 80, 2>;
   using Wide = Narrow;
   using Tall = Narrow;
   using TallWide = Narrow;
@@ -554,12 +595,29 @@ struct Params {
   int mb_off;          // the first m-block of every head slot (m-blocks below it see no key: fa_fill_empty's)
   int vl_buckets;      // > 0: varlen persistent schedule over this many work buckets (VarlenTable)
   int o_tma;           // 1: the O tensor map is valid and warpgroups whose 64 rows it can store use it (v17)
+  int map_slot;        // >= 0: load Q, K, V through g_varlen_maps[map_slot] (varlen row bounds, v40)
+  int feed_slot;       // >= 0: CTAs take tiles in schedule order from g_tile_feeds[feed_slot] (v49)
+  int fed_tiles;       // how many (a parameter, not a register of the 24-register producer)
   float* o_part;       // split-KV partials: [split][batch][hq][sq][D] fp32 and [split][batch][hq][sq]
   float* lse_part;
-  float sl2;      // multiplier taking a (possibly capped) score to log2 units
-  float cap_in;   // softcap: scale / softcap (0: no softcap)
-  float cap_out;  // softcap
+  float sl2;     // multiplier taking a score to log2 units; softcap: its tanh (the cap rides in it)
+  float cap_in;  // softcap: scale / softcap (0: no softcap)
 };
+
+// Varlen Q, K, V maps whose row extent is the batch's true total, cu_seqlens[batch], which only the
+// device knows (fa_bind_varlen_rows writes them). Each call takes the next slot, so calls in flight on
+// several streams, or several captured graphs, do not share one unless kVarlenMapSlots are in flight.
+constexpr int kVarlenMapSlots = 64;
+enum VarlenMap { kMapQ, kMapK, kMapV, kVarlenMaps };
+__device__ CUtensorMap g_varlen_maps[kVarlenMapSlots][kVarlenMaps];
+
+// Tile feeds (v49): a persistent grid's CTAs take the next tile of the schedule order from a counter,
+// so the busiest SM ends within about a tile of the others whatever the tiles' sizes (static dealing,
+// as causal pairing does, rounds them to whole rounds). Per call slot: {next tile, CTAs finished}; the
+// last CTA to finish zeroes both, so the next launch on the slot starts at 0 without a memset (the
+// launcher stays capture-safe). A call takes the next slot in turn, as the varlen maps do.
+constexpr int kTileFeedSlots = 64;
+__device__ unsigned g_tile_feeds[kTileFeedSlots][2];
 
 // ================================================================================================
 // 5. Device stages
@@ -583,6 +641,12 @@ struct Smem {
   __device__ __forceinline__ uint32_t v_full(int s) const { return bar + 8u * (2 + C::STAGES + s); }
   __device__ __forceinline__ uint32_t k_empty(int s) const { return bar + 8u * (2 + 2 * C::STAGES + s); }
   __device__ __forceinline__ uint32_t v_empty(int s) const { return bar + 8u * (2 + 3 * C::STAGES + s); }
+  // Fed tiles (v49): the index of the tile whose Q completes q_full next, -1 when none is left.
+  __device__ __forceinline__ uint32_t next_tile() const { return bar + kNextTileOff; }
+  // Consumer warp cw's tile stash (fed tiles, v57).
+  __device__ __forceinline__ uint32_t tile_stash(int cw) const {
+    return bar - C::BAR_OFF + C::STASH_OFF + static_cast<uint32_t>(cw * kTileStashBytes);
+  }
 
   // One thread: "full" barriers complete on the TMA's bytes (one arrive), "empty" ones on one
   // arrive per consumer warp.
@@ -710,11 +774,18 @@ struct Tile {
 // small enough to stay in L2.
 // Causal pairing (p.n_pairs > 0, persistent grid, no split): CTA c takes pair c, c + G, ... and
 // does each pair's heavy tile (m_block n-1-k) in one round and its light one (m_block k) in the
-// next, so every CTA's rounds cost the same and CTAs running together stay on a few heads.
+// next, so every CTA's rounds cost the same and CTAs running together stay on a few heads. Pairs
+// come in groups of two head slots: each slot's n/2 pairs, then, with n odd, the two slots' middle
+// m-blocks as one pair (v51: v7-v39 made a middle m-block a pair of its own, half a pair's work, and
+// with n/2 + 1 pairs a slot dividing the grid the same CTAs got every one of them).
 // Varlen schedule (p.vl_buckets > 0, persistent, no split): the real tiles, heaviest first
 // (VarlenTable), dealt out in a snake: in round k CTA c takes tile kG + c (k even) or kG + G-1-c
-// (k odd), so the CTA that got a round's heaviest tile gets the next round's lightest.
-// Every CTA walks t = blockIdx.x, blockIdx.x + G, ... < num_tiles (static round-robin).
+// (k odd), so the CTA that got a round's heaviest tile gets the next round's lightest; fed (v53), the
+// counter deals the list in order, so each CTA takes the next heaviest tile when it is free (list
+// scheduling: the snake's rounds put a CTA's later tiles after its heavy one whatever they cost,
+// 1.12-1.30 of the ideal makespan on the suite's causal d256 batches; fed, 1.00-1.06:
+// versions/varlen_schedule_model.py).
+// Unfed, every CTA walks t = blockIdx.x, blockIdx.x + G, ... < num_tiles (static round-robin).
 template <bool VS>  // compiled with the varlen schedule (Cfg::VS)
 struct TileScheduler {
   int HH;  // head slots: query heads, or KV heads when GQA-packed
@@ -763,32 +834,54 @@ struct TileScheduler {
   }
 
   // false: t is an empty slot of the schedule (no such tile). C: the configuration (key block, tile rows).
-  template <class C>
+  // FED: t comes from the tile feed (v49), in schedule order. A fed launch without the varlen schedule
+  // is fixed-length, so there the varlen paths compile away; the varlen schedule's fed position is t
+  // itself (v53: the counter deals the heaviest-first list, no snake).
+  template <class C, bool FED = false>
   __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
+    const int varlen = FED && !VS ? 0 : p.varlen;
     constexpr int BN = C::BN;
     int mb, hh;
     if (VS && p.vl_buckets > 0) {
-      const int round = t / G, c = t % G;
-      const int pos = round * G + ((round & 1) ? G - 1 - c : c);
+      int pos = t;
+      if constexpr (!FED) {
+        const int round = t / G, c = t % G;
+        pos = round * G + ((round & 1) ? G - 1 - c : c);
+      }
       if (pos >= vl_tiles) return false;
       varlen_tile(p, pos, &T.b, &hh, &mb);
       T.sp = 0;
     } else if (p.n_pairs > 0) {
       const int round = t / G, pair = (round / 2) * G + t % G;
       if (pair >= p.n_pairs) return false;
-      const int per_head = (p.n_mblocks + 1) / 2;
-      const int k = pair % per_head;
-      const int heavy = p.n_mblocks - 1 - k;
-      if ((round & 1) && heavy == k) return false;  // odd n_mblocks: the middle tile pairs with itself
-      mb = (round & 1) ? k : heavy;
-      hh = (pair / per_head) % HH;
-      T.b = pair / per_head / HH;
+      const int light = round & 1;
+      const int half = p.n_mblocks / 2, per_group = 2 * half + (p.n_mblocks & 1);
+      const int g = pair / per_group, j = pair - g * per_group;
+      int slot;
+      if (j < 2 * half) {  // a slot's pair: heavy m-block n-1-k, then light k
+        slot = 2 * g + j / half;
+        const int k = j - (j / half) * half;
+        mb = light ? k : p.n_mblocks - 1 - k;
+      } else {  // the middle m-blocks of the group's two slots
+        slot = 2 * g + light;
+        mb = half;
+      }
+      if (slot >= HH * p.batch) return false;  // an odd slot count: the last group has one slot
+      hh = slot % HH;
+      T.b = slot / HH;
       T.sp = 0;
     } else {
       int slot;  // (batch, head slot, split), split fastest
-      if (p.band > 0) {
-        const int band0 = t / (p.n_mblocks * p.band) * p.band;       // first slot of t's band
-        const int nh = min(p.band, p.n_splits * HH * p.batch - band0);  // slots in it (the last may be short)
+      if (p.band > 0) {  // bands of p.band slots, the short one (if any) first; heavy first in a band
+        const int short_nh = p.n_splits * HH * p.batch % p.band;
+        int band0, nh;  // first slot of t's band, slots in it
+        if (t < short_nh * p.n_mblocks) {
+          band0 = 0;
+          nh = short_nh;
+        } else {
+          band0 = short_nh + (t - short_nh * p.n_mblocks) / (p.n_mblocks * p.band) * p.band;
+          nh = p.band;
+        }
         const int r = t - band0 * p.n_mblocks;
         mb = r / nh;
         slot = band0 + r % nh;
@@ -808,7 +901,7 @@ struct TileScheduler {
     T.k_start = 0;
     T.sq = p.sq;
     T.sk = p.sk;
-    if (p.varlen) {
+    if (varlen) {
       T.q_start = p.cu_q[T.b];
       T.sq = p.cu_q[T.b + 1] - T.q_start;
       T.k_start = p.cu_k[T.b];
@@ -824,8 +917,8 @@ struct TileScheduler {
     const int chunk = (nbk + p.n_splits - 1) / p.n_splits;
     T.nb_lo = min(nbk, T.sp * chunk);
     T.nb_hi = min(nbk, T.nb_lo + chunk);
-    T.q_row0 = tile_start(T.q_start, T.sq, T.m0, C::BM, p.varlen, &T.qshift);
-    T.bq = p.varlen ? 0 : T.b;
+    T.q_row0 = tile_start(T.q_start, T.sq, T.m0, C::BM, varlen, &T.qshift);
+    T.bq = varlen ? 0 : T.b;
     return true;
   }
 };
@@ -833,36 +926,83 @@ struct TileScheduler {
 // ---- producer (one thread of warpgroup 0) ------------------------------------------------------
 // Q once per tile, then K and V of each key block, last block first (the consumers' order), into
 // the STAGES-deep ring; each load waits until the consumers released that buffer.
-template <class C>
+// Tiles: t = blockIdx.x, + gridDim.x, ... or, fed (p.feed_slot >= 0, v49), the counter's next, taken
+// once this tile's loads are all issued (its last blocks still to compute: the fetch's latency hides
+// under them). A fed tile's index goes to the consumers through shared memory, published before q_full
+// completes (Q's arrival, or a plain arrival for a tile without key blocks, or -1: no tile left).
+// (The feed's address is rebuilt from the kernel parameter at each use: the producer runs in 24 registers.)
+// The varlen schedule's tile count is known only on the device (VarlenTable), the others' on the host.
+template <bool VS>
+__device__ __forceinline__ int next_fed_tile(const Params& p, const TileScheduler<VS>& sched) {
+  const int t = static_cast<int>(atomicAdd(&g_tile_feeds[p.feed_slot][0], 1u));
+  // (the varlen count re-read from the table: held in a register it spilled the 24-register producer)
+  // (a varlen-schedule instantiation is launched only with p.vl_buckets > 0: launch_main_for)
+  return t < (VS ? sched.vt.cum[p.vl_buckets - 1] * sched.HH : p.fed_tiles) ? t : -1;
+}
+// The CTA has taken its last tile; the last CTA to get here zeroes the feed for the next launch.
+__device__ __forceinline__ void feed_done(const Params& p) {
+  unsigned* feed = g_tile_feeds[p.feed_slot];
+  unsigned done;  // acq_rel: this CTA's fetches come before its count, the reset after every count
+  asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(done) : "l"(feed + 1) : "memory");
+  if (done == gridDim.x - 1) {
+    atomicExch(feed, 0u);
+    atomicExch(feed + 1, 0u);
+  }
+}
+
+template <class C, bool FED>
 __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C::VS>& sched, const Smem<C>& sm,
                                          const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV) {
   RingPos<C::STAGES> kv{0, 0};
   uint32_t qcount = 0;
-  for (int t = blockIdx.x; t < sched.num_tiles; t += gridDim.x) {
+  constexpr bool feed = FED;  // a compile-time choice: the producer has 24 registers
+  int t = feed ? next_fed_tile(p, sched) : static_cast<int>(blockIdx.x);
+  for (;;) {
+    if (!feed && t >= sched.num_tiles) break;
     Tile T;
-    if (!sched.template decode<C>(p, t, T) || T.nb_hi == T.nb_lo) continue;
-    mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);
-    ++qcount;
+    const bool work = t >= 0 && sched.template decode<C, FED>(p, t, T) && T.nb_hi != T.nb_lo;
+    if (feed) {
+      mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);  // the consumers have read the last index and its Q
+      ++qcount;
+      st_shared(sm.next_tile(), t);
+      if (!work) {
+        mbar_arrive(sm.q_full());
+        if (t < 0) break;
+        t = next_fed_tile(p, sched);
+        continue;
+      }
+    } else {
+      if (!work) {
+        t += gridDim.x;
+        continue;
+      }
+      mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);
+      ++qcount;
+    }
     mbar_expect_tx(sm.q_full(), p.pack_g * p.pack_r * C::DP * 2);  // the Q box: pack_g x pack_r rows
 #pragma unroll
     for (int a = 0; a < C::NA; ++a)
       tma_load_4d(sm.q + a * C::BM * kSwizzleBytes, tmQ, sm.q_full(), a * kAtomCols, T.q_row0, T.hq0, T.bq);
     for (int nb = T.nb_hi - 1; nb >= T.nb_lo; --nb) {
       int ksh;
-      const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, p.varlen, &ksh);
+      // (the varlen schedule's launches are varlen, with one "batch" in the maps: constants for its
+      // 24-register producer, whose d192 fed instantiation spilled 4 bytes holding them; v58)
+      const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, C::VS ? 1 : FED ? 0 : p.varlen, &ksh);
       mbar_wait(sm.k_empty(kv.stage), kv.phase ^ 1);
       mbar_expect_tx(sm.k_full(kv.stage), C::KV_BYTES);
 #pragma unroll
       for (int a = 0; a < C::NA; ++a)
-        tma_load_4d(sm.k(kv.stage) + a * C::BN * kSwizzleBytes, tmK, sm.k_full(kv.stage), a * kAtomCols, krow, T.hk, T.bq);
+        tma_load_4d(sm.k(kv.stage) + a * C::BN * kSwizzleBytes, tmK, sm.k_full(kv.stage), a * kAtomCols, krow, T.hk, C::VS ? 0 : T.bq);
       mbar_wait(sm.v_empty(kv.stage), kv.phase ^ 1);
       mbar_expect_tx(sm.v_full(kv.stage), C::KV_BYTES);
 #pragma unroll
       for (int a = 0; a < C::NA; ++a)
-        tma_load_4d(sm.v(kv.stage) + a * C::BN * kSwizzleBytes, tmV, sm.v_full(kv.stage), a * kAtomCols, krow, T.hk, T.bq);
+        tma_load_4d(sm.v(kv.stage) + a * C::BN * kSwizzleBytes, tmV, sm.v_full(kv.stage), a * kAtomCols, krow, T.hk, C::VS ? 0 : T.bq);
       kv.advance();
     }
+    t = feed ? next_fed_tile(p, sched) : t + static_cast<int>(gridDim.x);
   }
+  if (feed) feed_done(p);
 }
 
 // ---- consumer stages ---------------------------------------------------------------------------
@@ -971,12 +1111,13 @@ __device__ __forceinline__ bool block_needs_mask(const Params& p, const Tile& T,
   return false;
 }
 
-// Softcap: s = cap * tanh(s * scale / cap).
+// Softcap: the capped score is cap * tanh(s * scale / cap); the factor cap is folded into sl2 (v47: one
+// FMUL a score element fewer, as FA3 does), so s becomes tanh(s * scale / cap) here.
 template <int BN>
 __device__ __forceinline__ void apply_softcap(float* s, const Params& p) {
   if (p.cap_in != 0.f) {
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) s[i] = p.cap_out * tanh_fast(s[i] * p.cap_in);
+    for (int i = 0; i < BN / 2; ++i) s[i] = tanh_fast(s[i] * p.cap_in);
   }
 }
 
@@ -1093,6 +1234,11 @@ __device__ __forceinline__ void keep_before_wait(uint32_t order_slots, float v, 
 // wgmma descriptor built from them was then copied to uniform registers (R2UR, 2-4 per wgmma, and the
 // constant upper word rebuilt each time). Broadcast once, they stay uniform (v28).
 __device__ __forceinline__ uint32_t warp_uniform(uint32_t v) { return __shfl_sync(0xffffffffu, v, 0); }
+// The same, in a uniform register (REDUX writes one; v55). Where the fed tiles (v49) make a key-block
+// loop's trip count come from shared memory, ptxas no longer proves the ring stage uniform, even
+// broadcast, and rebuilds each wgmma descriptor in vector registers (2 R2UR a wgmma: +8 % of d128's
+// loop); re-placed each iteration, the stage's descriptors stay uniform.
+__device__ __forceinline__ uint32_t in_uniform_register(uint32_t v) { return __reduce_or_sync(0xffffffffu, v); }
 
 // The P operand of the P V product, held between the softmax of a block and that block's product.
 // In registers (kInSmem false): P packed to bf16 in the accumulator's layout, which is the A operand's
@@ -1147,21 +1293,33 @@ __device__ __forceinline__ void release(uint32_t bar, int lane) {
 struct HeldBuffer {
   uint32_t buf, empty;
 };
+// Its release, once the TMA store that reads it has (the leader waits for its stores' reads; one arrival
+// for each of the warpgroup's warps). v43: at the next tile's Q arrival, so the read overlaps that load.
+__device__ __forceinline__ void release_held(HeldBuffer& h, bool leader) {
+  if (h.empty && leader) {
+    bulk_wait_read_all();
+    mbar_arrive_count(h.empty, kWarpGroupThreads / kWarpSize);
+  }
+  h = {0u, 0u};
+}
 
 // The key-block loop of one tile, last key block first. Iteration it issues the S product of its
 // block together with the P V product of the previous block, so the tensor cores work while this
 // warpgroup's softmax runs. kv: the ring position of the tile's first block; on return, the
 // position after its last. hold: keep the last block's K (warpgroup 0) or V (1) buffer in `held`
-// instead of releasing it.
-template <class C>
+// instead of releasing it. signal (O_BORROW under turns): tell the other warpgroup when this one's
+// product on the buffer it stages into is complete (1: the last S product; 0: the last P V product).
+template <class C, bool FED>
 __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float* s, float* mrow, float* lrow,
                                             RingPos<C::STAGES>& kv, uint32_t& qcount, const Params& p,
                                             const Tile& T, const RowCtx& rc, const Smem<C>& sm, uint32_t sQw,
                                             const Pingpong<C::WGS>& turn, int lane, int qd, float sl2, bool hold,
-                                            HeldBuffer& held) {
+                                            bool signal, HeldBuffer& held) {
   const int n_it = T.nb_hi - T.nb_lo;
   const int keep_k = hold && turn.w == 0 ? n_it - 1 : -1;  // the iteration whose K buffer is held (or none)
   const bool keep_v = hold && turn.w == 1;
+  const int last_k_read = signal && turn.w == 1 ? n_it - 1 : -1;  // the iteration that signals kBarLastKRead
+  const bool last_v_read = signal && turn.w == 0;
   kv.stage = static_cast<int>(warp_uniform(static_cast<uint32_t>(kv.stage)));  // the K and V descriptors
   kv.phase = warp_uniform(kv.phase);                                              // uniform (v28)
   mbar_wait(sm.q_full(), qcount & 1);
@@ -1178,11 +1336,17 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     wg_wait<0>();
     fence_regs<C::BN / 2>(s);
     if (keep_k != 0) release(sm.k_empty(ks.stage), lane);
+    if (last_k_read == 0) named_arrive(kBarLastKRead, C::WGS * kWarpGroupThreads);
+    if (n_it == 1) release(sm.q_empty(), lane);  // the tile's only S product is complete: Q may be overwritten
     ks.advance();
     scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);  // O is 0: no rescale
     pv.hold(s);
   }
   for (int it = 1; it < n_it; ++it) {  // S of this block, P V of the previous one
+    if constexpr (FED) {
+      ks.stage = static_cast<int>(in_uniform_register(static_cast<uint32_t>(ks.stage)));
+      vs.stage = static_cast<int>(in_uniform_register(static_cast<uint32_t>(vs.stage)));
+    }
     const int nb = T.nb_hi - 1 - it;
     pv.fence();
     fence_regs<C::D / 2>(o);
@@ -1196,7 +1360,9 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     wg_wait<1>();
     fence_regs<C::BN / 2>(s);
     if (it != keep_k) release(sm.k_empty(ks.stage), lane);
-    ks.advance();
+    if (it == last_k_read) named_arrive(kBarLastKRead, C::WGS * kWarpGroupThreads);
+    if (it == n_it - 1) release(sm.q_empty(), lane);  // the tile's last S product is complete (v43: before
+    ks.advance();                                     // its softmax, not after its P V's wait)
     const bool rescale =
         scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
     if constexpr (C::SOFTMAX_UNDER_OWN_PV) keep_before_wait(sm.bar + kOrderSlotsOff, lrow[0] + lrow[1], lane);
@@ -1209,7 +1375,6 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     else if (rescale) rescale_o<C::D>(o, corr);
     pv.hold(s);
   }
-  release(sm.q_empty(), lane);  // every S product of this tile is complete: Q may be overwritten
   if (keep_k >= 0) {           // the last block's K buffer: the one before ks
     const int st = (ks.stage + C::STAGES - 1) % C::STAGES;
     held = {sm.k(st), sm.k_empty(st)};
@@ -1225,6 +1390,7 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     wg_wait<0>();
     fence_regs<C::D / 2>(o);
     pv.fence();
+    if (last_v_read) named_arrive(kBarLastVRead, C::WGS * kWarpGroupThreads);
     if (keep_v) held = {sm.v(vs.stage), sm.v_empty(vs.stage)};
     else release(sm.v_empty(vs.stage), lane);
     vs.advance();
@@ -1382,7 +1548,28 @@ __device__ __forceinline__ int fresh_first_row() {
          static_cast<int>(tid % kWarpSize) / 4;
 }
 
-template <class C>
+// A fed tile's fields, kept in shared memory across the key-block loop (v57): lane i < 14 stores field i
+// of its warp's copy; after the loop every lane reads them back (broadcast loads). The warp's previous
+// reads are done before the stores, and the stores before any read (__syncwarp orders them).
+constexpr int kTileFields = static_cast<int>(sizeof(Tile) / sizeof(int));
+static_assert(sizeof(Tile) == kTileFields * sizeof(int) && std::is_standard_layout<Tile>::value &&
+                  kTileFields * 4 <= kTileStashBytes && kTileFields <= kWarpSize, "a tile is ints that fit a warp's stash");
+__device__ __forceinline__ void stash_tile(const Tile& T, uint32_t stash, int lane) {
+  const int f[kTileFields] = {T.b, T.hq0, T.hk, T.q_start, T.k_start, T.sq, T.sk, T.m0, T.nb_lo, T.nb_hi, T.qshift, T.q_row0, T.bq, T.sp};
+  int mine = 0;
+#pragma unroll
+  for (int i = 0; i < kTileFields; ++i) mine = lane == i ? f[i] : mine;
+  __syncwarp();
+  if (lane < kTileFields) st_shared(stash + 4u * lane, mine);
+  __syncwarp();
+}
+__device__ __forceinline__ void unstash_tile(Tile& T, uint32_t stash) {
+  int* f = &T.b;  // the fields in order (the asserts above; field by field, ptxas spilled 188 bytes here)
+#pragma unroll
+  for (int i = 0; i < kTileFields; ++i) f[i] = ld_shared(stash + 4u * i);
+}
+
+template <class C, bool FED>
 __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C::VS>& sched, const Smem<C>& sm,
                                          const CUtensorMap* tmO, int tid) {
   const int w = static_cast<int>(warp_uniform(tid / kWarpGroupThreads)) - 1;  // rows [64w, 64w+64) of the tile
@@ -1402,28 +1589,56 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   float o[C::D / 2];
   ProbsOperand<C> pv(sm.p + w * C::P_WG_BYTES, w, lane);
   float s[C::BN / 2];
+  HeldBuffer stored{0u, 0u};  // O_BORROW: the buffer the last O store reads, released at the next tile's Q
 
-  for (int t = blockIdx.x; t < sched.num_tiles; t += gridDim.x) {
+  constexpr bool fed = FED;
+  for (int i = 0;; ++i) {
+    int t;
+    if constexpr (fed) {  // the producer's next tile (v49): published before q_full completes
+      mbar_wait(sm.q_full(), qcount & 1);
+      // Lane 0 reads it for the warp: only lane 0 arrives on q_empty, whose release must follow every read
+      // of the index the producer rewrites after it (racecheck, v59: each lane's own read was unordered).
+      t = __shfl_sync(0xffffffffu, lane == 0 ? ld_shared(sm.next_tile()) : 0, 0);
+      if (t < 0) break;
+    } else {
+      t = static_cast<int>(blockIdx.x) + i * static_cast<int>(gridDim.x);
+      if (t >= sched.num_tiles) break;
+    }
     Tile T;
-    if (!sched.template decode<C>(p, t, T)) continue;
+    const bool valid = sched.template decode<C, FED>(p, t, T);
+    if (fed && !(valid && T.nb_hi > T.nb_lo)) {  // fed without key blocks: its q_full phase had no Q
+      ++qcount;
+      release(sm.q_empty(), lane);
+    }
+    if (!valid) continue;
+    if constexpr (FED && !C::P_SMEM) stash_tile(T, sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize), lane);
+    if constexpr (C::O_BORROW) {
+      if (T.nb_hi > T.nb_lo) mbar_wait(sm.q_full(), qcount & 1);  // (a tile without keys loads no Q)
+      release_held(stored, leader);
+    }
     RowCtx rc = row_ctx(T, C::P_SMEM ? fresh_first_row() : rloc0, sched.R, p.pack_g);
 
 #pragma unroll
     for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
     float mrow[2] = {-INFINITY, -INFINITY};
     float lrow[2] = {0.f, 0.f};
-    // O_BORROW: the warpgroups meet at the tile's end (the same decision in both), and a warpgroup
-    // whose box may be stored holds its last K or V buffer for it.
+    // O_BORROW: the warpgroups meet at the tile's end, or under turns signal each other (the same
+    // decision in both), and a warpgroup whose box may be stored holds its last K or V buffer for it.
     const bool meet = C::O_BORROW && p.o_tma && p.n_splits == 1 && T.nb_hi > T.nb_lo;
     bool hold = false;
     if constexpr (C::O_BORROW) hold = meet && o_box(p, T, w, sched.R).ok;
     HeldBuffer held{0u, 0u};
     if (T.nb_hi > T.nb_lo)
-      attend_tile<C>(o, pv, s, mrow, lrow, kv, qcount, p, T, rc, sm, sQw, turn, lane, qd, sl2, hold, held);
+      attend_tile<C, FED>(o, pv, s, mrow, lrow, kv, qcount, p, T, rc, sm, sQw, turn, lane, qd, sl2, hold,
+                     meet && C::PINGPONG, held);
+    if constexpr (FED && !C::P_SMEM) {  // the tile again, for the epilogue, from the warp's stash (v57)
+      unstash_tile(T, sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize));
+      rc = row_ctx(T, rloc0, sched.R, p.pack_g);
+    }
     if constexpr (C::P_SMEM) {  // the tile again, for the epilogue: held across the key-block loop, it spilled
       int again = t;
       asm volatile("" : "+r"(again));
-      sched.template decode<C>(p, again, T);
+      sched.template decode<C, FED>(p, again, T);
       rc = row_ctx(T, fresh_first_row(), sched.R, p.pack_g);
     }
 
@@ -1442,14 +1657,17 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
       }
     }
     if constexpr (C::O_BORROW) {
-      if (meet) named_sync(kBarTileEnd, C::WGS * kWarpGroupThreads);  // both warpgroups' products are done with the block
+      // Both warpgroups' products are done with the buffer this one stages into. Under turns the
+      // signals cannot run a tile ahead: 1's next one needs 0's turns of the next tile, which come
+      // after 0's wait here, and 0's next one needs 1's turns, after 1's wait.
+      if (meet) {
+        if constexpr (C::PINGPONG) named_sync(w == 0 ? kBarLastKRead : kBarLastVRead, C::WGS * kWarpGroupThreads);
+        else named_sync(kBarTileEnd, C::WGS * kWarpGroupThreads);
+      }
       if (hold) {
         store_output_tma<C>(tmO, o_box(p, T, w, sched.R), T, held.buf, o, inv, w, rloc0 - kWgRows * w, qd, leader);
         store_lse(p, T, rc, lse_v, qd);
-        if (leader) {
-          bulk_wait_read_all();                                         // the store has read the buffer:
-          mbar_arrive_count(held.empty, kWarpGroupThreads / kWarpSize);  // its release, for the 4 warps
-        }
+        stored = held;
         continue;
       }
     }
@@ -1459,12 +1677,13 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   if constexpr (C::O_STAGE || C::O_BORROW) {
     if (leader) bulk_wait_all();
   }
+  if constexpr (C::O_BORROW) release_held(stored, leader);
 }
 
 // ================================================================================================
 // 6. Kernels
 // ================================================================================================
-template <int D, int BN, int STAGES, int WGS, bool VS>
+template <int D, int BN, int STAGES, int WGS, bool VS, bool FED>
 __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
     fa_fwd_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, const Params p) {
@@ -1472,7 +1691,6 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
   extern __shared__ uint8_t smem_raw[];
   const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u), smem_raw);
   const int tid = threadIdx.x;
-  if (p.varlen && (p.cu_q[p.batch] < C::BM || p.cu_k[p.batch] < BN)) return;  // fallback kernel's job (whole CTA)
   if (tid == 0) sm.init_barriers();
   if (VS && p.vl_buckets > 0) build_varlen_table(p, sm.table, tid);  // ends with __syncthreads
   else __syncthreads();
@@ -1481,11 +1699,36 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
 
   if (tid / kWarpGroupThreads == 0) {
     setmaxnreg_dec<kProducerRegs>();
-    if (tid == 0) producer<C>(p, sched, sm, &tmQ, &tmK, &tmV);
+    if (tid == 0) {
+      const CUtensorMap* bound = (!FED || VS) && p.map_slot >= 0 ? g_varlen_maps[p.map_slot] : nullptr;
+      if (bound)
+        for (int i = 0; i < kVarlenMaps; ++i) tensormap_acquire(bound + i);
+      producer<C, FED>(p, sched, sm, bound ? bound + kMapQ : &tmQ, bound ? bound + kMapK : &tmK,
+                  bound ? bound + kMapV : &tmV);
+    }
     return;
   }
   setmaxnreg_inc<C::CONSUMER_REGS>();
-  consumer<C>(p, sched, sm, &tmO, tid);
+  consumer<C, FED>(p, sched, sm, &tmO, tid);
+}
+
+// Varlen maps bound to the batch's totals (v40), one thread, launched before the main kernel when
+// the maxima cannot prove that every TMA box lies inside the packed tensors (fewer rows in all than
+// one box): the host's maps bound the rows by batch x max_seqlen, which may run past the allocation;
+// bound by cu_seqlens[batch] instead, a box past the end reads zeros (TMA's out-of-bounds fill).
+__global__ void __launch_bounds__(1) fa_bind_varlen_rows(const __grid_constant__ CUtensorMap tmQ,
+                                                        const __grid_constant__ CUtensorMap tmK,
+                                                        const __grid_constant__ CUtensorMap tmV, const int* cu_q,
+                                                        const int* cu_k, int batch, int slot) {
+  CUtensorMap* m = g_varlen_maps[slot];
+  m[kMapQ] = tmQ;
+  m[kMapK] = tmK;
+  m[kMapV] = tmV;
+  const int rows_q = max(cu_q[batch], 1), rows_k = max(cu_k[batch], 1);  // an extent is never 0
+  tensormap_set_rows(m + kMapQ, rows_q);
+  tensormap_set_rows(m + kMapK, rows_k);
+  tensormap_set_rows(m + kMapV, rows_k);
+  tensormap_release();
 }
 
 // Split-KV combine: one warp per (batch, head, row).
@@ -1570,7 +1813,7 @@ __global__ void __launch_bounds__(kFillThreads) fa_fill_empty(const FillParams f
     for (int row = threadIdx.x; row < f.rows; row += kFillThreads) f.lse[bh * f.sq + row] = -INFINITY;
 }
 
-// Fallback kernel: any strides, any alignment, and varlen batches with fewer rows than one TMA box.
+// Fallback kernel: any strides, any alignment (what TMA cannot take), and seqlen_k == 0.
 // A block takes kFbRowsPerBlock query rows of one head, a warp each, and walks their keys in chunks of
 // kFbKeys: its 128 threads copy a chunk of K and V to shared memory (coalesced), then each warp scores it
 // a key a lane and adds P V a head-dim column a lane, both from shared memory. (v39: v1's warps walked
@@ -1584,8 +1827,6 @@ struct FbParams {
   const int* cu_k;
   long long q_sb, q_sr, q_sh, k_sb, k_sr, k_sh, v_sb, v_sr, v_sh, o_sb, o_sr, o_sh;
   int batch, sq, sk, hq, group, d, varlen, causal;
-  int only_small;  // varlen: run only when the TMA kernel declined (too few total rows)
-  int bn_main;     // that kernel's key tile
   float scale, cap_in, cap_out;
 };
 constexpr int kFbThreads = 128;
@@ -1651,7 +1892,6 @@ __global__ void __launch_bounds__(kFbThreads, 1) fa_fwd_fallback(const FbParams 
   const int row0 = blockIdx.x * kFbRowsPerBlock, row = row0 + warp;
   int q_start = 0, k_start = 0, sq = p.sq, sk = p.sk;
   if (p.varlen) {
-    if (p.only_small && p.cu_q[p.batch] >= BM && p.cu_k[p.batch] >= p.bn_main) return;
     q_start = p.cu_q[b];
     sq = p.cu_q[b + 1] - q_start;
     k_start = p.cu_k[b];
@@ -1951,35 +2191,68 @@ static int choose_splits(long long tiles, int nbk, int nsm) {
 //    pair counts (powers of two) lose 3.1 % on 132 SMs; the hidden cost is 6 % at S = 4096 and
 //    3.08 % at 8192, so pairing up to S = 4096 as v7's 32-m-block limit (at 8192 both are even,
 //    as v7's exploration found). Off the grid, e.g. 192 pairs on 132 SMs lose 37.5 %.
-//  * otherwise one CTA per tile; with fewer than kBandMaxWaves waves, ordered heavy first across
-//    bands of head slots whose K/V fit a quarter of L2 (in-order dispatch of heavy-first tiles is
-//    longest-processing-time-first scheduling; head by head, the heaviest tiles of the last heads
-//    start in the last wave). From kBandMaxWaves waves up the head-by-head order's tail is small.
-constexpr int kBandMaxWaves = 8;
+//  * otherwise one CTA per tile, ordered heavy first across bands of head slots whose K/V fit a
+//    quarter of L2 (in-order dispatch of heavy-first tiles is longest-processing-time-first
+//    scheduling; head by head, the heaviest tiles of the last heads start in the last wave). A band
+//    holds at least kBandMinWaves waves of tiles, so its heaviest tiles start while the SMs still have
+//    that much of its lighter work to even out on, and the short band (when the slots do not divide)
+//    goes first, so the last band is a full one. v44: v11-v39 banded only below 8 waves, head by head
+//    above, whose tail a greedy model of the dispatch puts at 3-9 % from 8 to 16 waves (s8192 causal
+//    d128 b2 h16: 5.6 %; bands of 3 slots, 4.7 %: the last band, 2 slots, too short; this rule, 1.1 %;
+//    kernels/hopper/versions/v44_band_model.py).
+//  * v49, before both, where the config has a fed instantiation (can_feed): fed tiles, one persistent
+//    CTA per SM taking the next tile of the band order from a counter: greedy as the hardware's dispatch
+//    of one CTA per tile, without a CTA launch a tile, and with the next tile's Q under this one's last
+//    blocks, as pairing (whose static rounds the model puts at 1.03-1.15 of the ideal where they bite:
+//    versions/pair_balance_model.py).
+//  * v53, varlen: the varlen schedule's list fed the same way where the config can feed.
+constexpr int kBandMinWaves = 2;
 constexpr int kBandL2Fraction = 4;
+// Head slots a band (0: none), as above.
+static int choose_band(const Params& prm, int nsm, long long kv_bytes_per_head, long long l2_bytes) {
+  const long long slots = static_cast<long long>(prm.hq / prm.pack_g) * prm.batch;
+  const long long kv_heads = l2_bytes / kBandL2Fraction / kv_bytes_per_head;  // KV heads whose K/V fit
+  // Slots are query heads (adjacent ones share a KV head) or, GQA-packed, KV heads: a band is whole
+  // KV heads.
+  const long long per_kv = prm.pack_g == 1 ? prm.group : 1;
+  const long long min_slots = (static_cast<long long>(kBandMinWaves) * nsm + prm.n_mblocks - 1) / prm.n_mblocks;
+  long long band = (kv_heads > 1 ? kv_heads : 1) * per_kv;
+  if (band < min_slots) band = (min_slots + per_kv - 1) / per_kv * per_kv;
+  if (band > slots) band = slots;
+  return band > 1 ? static_cast<int>(band) : 0;
+}
+static int next_feed_slot() {
+  static std::atomic<unsigned> next{0};
+  return static_cast<int>(next.fetch_add(1, std::memory_order_relaxed) % kTileFeedSlots);
+}
 static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, long long kv_bytes_per_head,
-                       long long l2_bytes) {
+                       long long l2_bytes, bool can_feed) {
   prm.n_pairs = 0;
   prm.band = 0;
+  prm.feed_slot = -1;
+  prm.fed_tiles = 0;
   const bool uniform = !prm.causal && !prm.varlen;
   if (uniform) return static_cast<int>(tiles < nsm ? tiles : nsm);
-  if (prm.vl_buckets > 0) return static_cast<int>(tiles < nsm ? tiles : nsm);  // tiles: the maxima's bound
+  if (prm.vl_buckets > 0) {  // tiles: the maxima's bound
+    if (can_feed) prm.feed_slot = next_feed_slot();  // v53: the heaviest-first list dealt by the counter
+    return static_cast<int>(tiles < nsm ? tiles : nsm);
+  }
   if (prm.varlen || prm.n_splits > 1 || tiles <= nsm) return static_cast<int>(tiles);
+  if (can_feed && kv_bytes_per_head > 0) {
+    prm.band = choose_band(prm, nsm, kv_bytes_per_head, l2_bytes);
+    prm.feed_slot = next_feed_slot();
+    prm.fed_tiles = static_cast<int>(tiles);
+    return nsm;
+  }
   const long long slots = static_cast<long long>(prm.hq / prm.pack_g) * prm.batch;
-  const long long pairs = static_cast<long long>((prm.n_mblocks + 1) / 2) * slots;
+  const long long pairs = (slots + 1) / 2 * (2 * (prm.n_mblocks / 2) + (prm.n_mblocks & 1));  // v51's groups
   const double pair_loss = static_cast<double>(nsm) * ((pairs + nsm - 1) / nsm) / pairs - 1.0;
   const double hidden = kTileFixedKeys / (mean_keys > 1.0 ? mean_keys : 1.0);
   if (pair_loss <= hidden) {
     prm.n_pairs = static_cast<int>(pairs);
     return static_cast<int>(pairs < nsm ? pairs : nsm);
   }
-  if (tiles < static_cast<long long>(kBandMaxWaves) * nsm && kv_bytes_per_head > 0) {
-    const long long kv_heads = l2_bytes / kBandL2Fraction / kv_bytes_per_head;  // KV heads whose K/V fit
-    // Slots are query heads (adjacent ones share a KV head) or, GQA-packed, KV heads.
-    long long band = (kv_heads > 1 ? kv_heads : 1) * (prm.pack_g == 1 ? prm.group : 1);
-    if (band > slots) band = slots;
-    if (band > 1) prm.band = static_cast<int>(band);
-  }
+  if (kv_bytes_per_head > 0) prm.band = choose_band(prm, nsm, kv_bytes_per_head, l2_bytes);
   return static_cast<int>(tiles);
 }
 
@@ -2022,12 +2295,43 @@ static int choose_varlen_schedule(Params& prm) {
 template <class C>
 static int launch_main(const Args& a, const Params& prm, int total_q_ub, int total_k_ub);
 
+// The configuration a launch with the varlen schedule uses: C's own VS instantiation where the
+// schedule's table fits beside C's rings, else the same with key blocks one wgmma-k narrower, until it
+// does (d256's 80-key rings and Q take 224 KB of the 227: its twin has 64-key blocks; v25, v54).
+template <int D, int BN, int STAGES, int WGS,
+          bool Fits = (Cfg<D, BN, STAGES, WGS>::TABLE_OFF + kVarlenTableBytes + kSmemAlign <= kMaxDynSmem)>
+struct VarlenTwin {
+  using type = Cfg<D, BN, STAGES, WGS, true>;
+};
+template <int D, int BN, int STAGES, int WGS>
+struct VarlenTwin<D, BN, STAGES, WGS, false> {
+  using type = typename VarlenTwin<D, BN - kWgmmaK, STAGES, WGS>::type;
+};
+
 // C, or its varlen-schedule instantiation when the launch takes that schedule.
 template <class C>
 static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int total_k_ub) {
-  using VarlenC = Cfg<C::D, C::BN, C::STAGES, C::WGS, true>;
+  using VarlenC = typename VarlenTwin<C::D, C::BN, C::STAGES, C::WGS>::type;
   return prm.vl_buckets > 0 ? launch_main<VarlenC>(a, prm, total_q_ub, total_k_ub)
                             : launch_main<C>(a, prm, total_q_ub, total_k_ub);
+}
+
+// Fed tiles (v49, v53, v56-v58) for the configs that stage O in borrowed buffers: d192 and d256, whose
+// causal pairs rounded worst (versions/pair_tail_model.py) and whose varlen snake left the longest tail.
+// Measured on an H100 (2026-12-05): with d64/d96/d128 fed too (v59), GQA causal fell 0.855x -> 0.79x
+// and d64 causal lost 9-11 % against v39; fed only here (v60), no scenario lost more than 5.4 % and
+// d256 gained up to 25 %. Fed instantiations compile without spills: a fed consumer re-places its ring
+// stage in a uniform register each key block (v55: otherwise 24-44 R2UR a block) and holds its tile in
+// shared memory across the loop (v57: d192's spilled 64 bytes of it).
+template <class C>
+constexpr bool can_feed() { return C::WGS == 2 && C::BN <= 128 && C::O_BORROW; }
+
+// The kernel of config C (fed: its tile-feed instantiation).
+template <class C>
+static auto main_kernel(bool fed) {
+  if constexpr (!can_feed<C>()) return fa_fwd_sm90<C::D, C::BN, C::STAGES, C::WGS, C::VS, false>;
+  else return fed ? fa_fwd_sm90<C::D, C::BN, C::STAGES, C::WGS, C::VS, true>
+                  : fa_fwd_sm90<C::D, C::BN, C::STAGES, C::WGS, C::VS, false>;
 }
 
 template <class C>
@@ -2044,11 +2348,18 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
   // be made the kernel keeps the direct stores.
   CUtensorMap mo{};
   Params pk = prm;
+  // Varlen, unless the maxima prove every packed tensor holds at least one box of rows: the maps' row
+  // bound becomes the true total, read on the device (v40).
+  pk.map_slot = -1;
+  if (prm.varlen && (prm.sq < prm.pack_r || prm.sk < C::BN)) {
+    static std::atomic<unsigned> next_slot{0};
+    pk.map_slot = static_cast<int>(next_slot.fetch_add(1, std::memory_order_relaxed) % kVarlenMapSlots);
+    fa_bind_varlen_rows<<<1, 1, 0, a.stream>>>(mq, mk, mv, prm.cu_q, prm.cu_k, prm.batch, pk.map_slot);
+    if (cudaGetLastError() != cudaSuccess) return kLaunchError;
+  }
   pk.o_tma = (C::O_STAGE || C::O_BORROW) && prm.n_splits == 1 && prm.pack_r % kWgRows == 0 &&
              tma_ok(a.out, a.os, prm.varlen) &&
              make_map(&mo, a.out, C::D, rq, prm.hq, prm.batch, a.os, prm.varlen, kWgRows, 1);
-  auto kern = fa_fwd_sm90<C::D, C::BN, C::STAGES, C::WGS, C::VS>;
-  if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
   int dev;
   DeviceInfo di;
   if (device_info(&dev, &di) != kOk) return kDeviceError;
@@ -2058,7 +2369,9 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
                                       : static_cast<double>(head_visible_keys(prm.sq, prm.sk, prm.causal, prm.pack_r)) /
                                             prm.n_mblocks;
   const long long kv_bytes_per_head = 2LL * prm.sk * C::D * 2;  // K and V of one (batch, KV head), bf16
-  const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes);
+  const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes, can_feed<C>());
+  const auto kern = main_kernel<C>(pk.feed_slot >= 0);
+  if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
   kern<<<grid, C::THREADS, C::SMEM, a.stream>>>(mq, mk, mv, mo, pk);
   return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
 }
@@ -2103,7 +2416,7 @@ static int launch_fill(const Args& a, const Params& prm, int rows, int nsm) {
 }
 
 template <int D>
-static int launch_fallback(const Args& a, const Params& prm, bool only_small, int bn_main) {
+static int launch_fallback(const Args& a, const Params& prm) {
   FbParams f;
   f.q = static_cast<const __nv_bfloat16*>(a.q);
   f.k = static_cast<const __nv_bfloat16*>(a.k);
@@ -2118,9 +2431,7 @@ static int launch_fallback(const Args& a, const Params& prm, bool only_small, in
   f.o_sb = a.os[0]; f.o_sr = a.os[1]; f.o_sh = a.os[2];
   f.batch = a.batch; f.sq = a.sq; f.sk = a.sk; f.hq = a.hq; f.group = a.hq / a.hkv;
   f.d = D; f.varlen = prm.varlen; f.causal = prm.causal;
-  f.only_small = only_small ? 1 : 0;
-  f.bn_main = bn_main;
-  f.scale = a.scale; f.cap_in = prm.cap_in; f.cap_out = prm.cap_out;
+  f.scale = a.scale; f.cap_in = prm.cap_in; f.cap_out = prm.cap_in != 0.f ? a.softcap : 0.f;
   dim3 grid((a.sq + kFbRowsPerBlock - 1) / kFbRowsPerBlock, a.hq, a.batch);
   fa_fwd_fallback<D><<<grid, kFbThreads, 0, a.stream>>>(f);
   return cudaGetLastError() == cudaSuccess ? kOk : kLaunchError;
@@ -2150,13 +2461,11 @@ static int attention(const Args& a) {
   prm.group = a.hq / a.hkv;
   prm.varlen = varlen;
   prm.causal = a.causal ? 1 : 0;
-  if (a.softcap > 0.f) {  // the score is capped first, then taken to log2 units
+  if (a.softcap > 0.f) {  // the score is capped first (tanh), then taken to log2 units with the cap
     prm.cap_in = a.scale / a.softcap;
-    prm.cap_out = a.softcap;
-    prm.sl2 = kLog2e;
+    prm.sl2 = a.softcap * kLog2e;
   } else {
     prm.cap_in = 0.f;
-    prm.cap_out = 0.f;
     prm.sl2 = a.scale * kLog2e;
   }
 
@@ -2176,6 +2485,9 @@ static int attention(const Args& a) {
   prm.mb_off = 0;
   prm.vl_buckets = 0;
   prm.o_tma = 0;
+  prm.map_slot = -1;
+  prm.feed_slot = -1;
+  prm.fed_tiles = 0;
   prm.o_part = nullptr;
   prm.lse_part = nullptr;
   int dev = 0;
@@ -2204,9 +2516,6 @@ static int attention(const Args& a) {
     wide = use_wide_tiles(varlen, mean_keys, tiles, di.nsm, Tiles::kWideMinKeys);
   }
   const int bn_main = tall ? (wide ? Tiles::TallWide::BN : Tiles::Tall::BN) : wide ? Tiles::Wide::BN : Tiles::Narrow::BN;
-  // Varlen: the main kernel needs >= one box of rows per packed tensor; when the maxima cannot prove
-  // it, launch both and let each decide on the device from cu_seqlens[batch].
-  const bool also_fallback = use_main && varlen && (a.sq < BM || a.sk < bn_main);
 
   if (fixed_len) {
     const int nbk = (a.sk + bn_main - 1) / bn_main;
@@ -2249,7 +2558,7 @@ static int attention(const Args& a) {
     if (rc) return rc;
     if (prm.n_splits > 1 && (rc = launch_combine<D>(a, prm))) return rc;
   }
-  if (!use_main || also_fallback) return launch_fallback<D>(a, prm, also_fallback, bn_main);
+  if (!use_main) return launch_fallback<D>(a, prm);
   return kOk;
 }
 
