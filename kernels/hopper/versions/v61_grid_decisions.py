@@ -106,8 +106,7 @@ def plan(p, rule):
     hidden = 128 / max(mean, 1)
     inflight = 0
     if n >= 2:
-        per_slot = pairs / ((slots + 1) // 2 * 2)
-        inflight = math.ceil(min(pairs, NSM) / per_slot / per_kv) * kv
+        inflight = math.ceil(min(pairs, NSM) * slots / pairs / per_kv) * kv
     if loss <= hidden and not (rule and inflight > L2):
         return dict(kind="pairs", pairs=pairs, tiles=tiles, n=n, inflight_MB=round(inflight / 2**20, 1))
     return dict(kind="bands", band=band(), tiles=tiles, n=n, inflight_MB=round(inflight / 2**20, 1))
