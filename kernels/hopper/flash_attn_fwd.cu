@@ -2209,16 +2209,21 @@ static int choose_splits(long long tiles, int nbk, int nsm) {
 constexpr int kBandMinWaves = 2;
 constexpr int kBandL2Fraction = 4;
 // Head slots a band (0: none), as above.
+// Slots are query heads (adjacent ones share a KV head) or, GQA-packed, KV heads.
+static long long slots_per_kv_head(const Params& prm) { return prm.pack_g == 1 ? prm.group : 1; }
+// v61: a band is banded only while its K/V fits in L2. With few m-blocks a slot (seqlen_q << seqlen_k)
+// the waves' minimum makes a band of many heads, and heavy first across it runs each head's m-blocks a
+// round apart, so every round but the first re-reads the band's K/V from memory; head by head (0)
+// runs them together, reading it about once, and their tiles cost about the same anyway.
 static int choose_band(const Params& prm, int nsm, long long kv_bytes_per_head, long long l2_bytes) {
   const long long slots = static_cast<long long>(prm.hq / prm.pack_g) * prm.batch;
   const long long kv_heads = l2_bytes / kBandL2Fraction / kv_bytes_per_head;  // KV heads whose K/V fit
-  // Slots are query heads (adjacent ones share a KV head) or, GQA-packed, KV heads: a band is whole
-  // KV heads.
-  const long long per_kv = prm.pack_g == 1 ? prm.group : 1;
+  const long long per_kv = slots_per_kv_head(prm);  // a band is whole KV heads
   const long long min_slots = (static_cast<long long>(kBandMinWaves) * nsm + prm.n_mblocks - 1) / prm.n_mblocks;
   long long band = (kv_heads > 1 ? kv_heads : 1) * per_kv;
   if (band < min_slots) band = (min_slots + per_kv - 1) / per_kv * per_kv;
   if (band > slots) band = slots;
+  if (band / per_kv * kv_bytes_per_head > l2_bytes) return 0;
   return band > 1 ? static_cast<int>(band) : 0;
 }
 static int next_feed_slot() {
@@ -2248,7 +2253,18 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
   const long long pairs = (slots + 1) / 2 * (2 * (prm.n_mblocks / 2) + (prm.n_mblocks & 1));  // v51's groups
   const double pair_loss = static_cast<double>(nsm) * ((pairs + nsm - 1) / nsm) / pairs - 1.0;
   const double hidden = kTileFixedKeys / (mean_keys > 1.0 ? mean_keys : 1.0);
-  if (pair_loss <= hidden) {
+  // v61: the K/V a round of pairs reads. CTAs running together take consecutive pairs, pairs / slots
+  // of a slot each, so they cover min(pairs, SMs) x slots / pairs slots; a light tile re-reads its
+  // slot's K/V a round after the heavy one, from L2 only if that round's K/V fits there. Square causal
+  // shapes cover 2 SMs / n slots of 4 sk D bytes (n = sk / 128): about 135 kB x D whatever the
+  // length. With a pair a slot (seqlen_q << seqlen_k: 2 m-blocks) every CTA holds a head of its own.
+  // With one m-block a slot a pair is two slots' tiles, and nothing is re-read.
+  bool kv_fits = true;
+  if (prm.n_mblocks >= 2) {
+    const double slots_in_flight = static_cast<double>(pairs < nsm ? pairs : nsm) * slots / pairs;
+    kv_fits = ceil(slots_in_flight / slots_per_kv_head(prm)) * kv_bytes_per_head <= l2_bytes;
+  }
+  if (pair_loss <= hidden && kv_fits) {
     prm.n_pairs = static_cast<int>(pairs);
     return static_cast<int>(pairs < nsm ? pairs : nsm);
   }
