@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 VERSIONS = Path(__file__).resolve().parents[1] / "kernels" / "hopper" / "versions"
 
 
@@ -110,3 +112,11 @@ def test_pair_tail_lead_and_the_d192_d256_feeds_say_what_notes_quotes():
             in result.stdout), result.stdout[-300:]
     assert "d192 fed over v51, 13 paired shapes: geomean 0.939 (worst 1.000)" in result.stdout, result.stdout[-300:]
     assert "d256 fed over v51, 12 paired shapes: geomean 0.931 (worst 0.984)" in result.stdout, result.stdout[-300:]
+
+
+@pytest.mark.slow  # four `kernelseek scenarios` processes: ~5 s
+def test_v61_launches_the_two_shapes_notes_names_differently_and_no_suite_shape():
+    result = run("v61_grid_decisions.py")
+    assert result.returncode == 0, result.stderr
+    changed = [line.split()[0] for line in result.stdout.splitlines()]
+    assert changed == ["holdout_s7_09_d128_q165_k980_cap20_causal", "holdout_s11_17_d128_q204_k1997_causal"], changed

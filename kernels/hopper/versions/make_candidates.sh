@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the prepared Hopper attention candidates of 2026-12-05 into .cand/ from their patches, each checked
 # to apply cleanly, then prebuild them into .ks-cache for a device call (NOTES.md, "The next device calls").
-#   bash kernels/hopper/versions/make_candidates.sh [--no-build]   # .cand/v40.cu ... .cand/v61.cu (v60: shipped)
+#   bash kernels/hopper/versions/make_candidates.sh [--no-build]   # .cand/v40.cu ... .cand/v61.cu (v61: shipped)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 V=kernels/hopper/versions BASE=.cand/v39.cu
