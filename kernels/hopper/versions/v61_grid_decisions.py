@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from v15_replay import head_visible_keys  # flash_attn_fwd.cu's, ported
+
 ROOT = Path(__file__).resolve().parents[3]
 NSM, L2 = 132, 50 * 2**20
 TILES = {
@@ -20,18 +22,6 @@ TILES = {
     192: dict(bm=128, bn=112, tall=None, wide=None, wide_min=0, tallwide=None),
     256: dict(bm=128, bn=80, tall=None, wide=None, wide_min=0, tallwide=None),
 }
-
-
-def visible(sq, sk, causal, R):
-    n = -(-sq // R)
-    if not causal:
-        return n * sk
-    d = sk - sq
-    m_lo = 0 if d >= 0 else (-d) // R
-    tot = sk
-    if n - 1 > m_lo:
-        tot += R * ((n - 1) * n // 2 - m_lo * (m_lo + 1) // 2) + d * (n - 1 - m_lo)
-    return tot
 
 
 def pack(bm, sq, hq, hkv):
@@ -64,7 +54,7 @@ def plan(p, rule):
         tt = n2 * hq // g2 * b
         if tt < tiles and -(-tt // NSM) * 192 <= -(-tiles // NSM) * 128 * 1.1:
             g, r, n, tiles, tall = g2, r2, n2, tt, True
-    mean = visible(sq, sk, causal, r) / n
+    mean = head_visible_keys(sq, sk, causal, r) / n
     wide = False
     wmin = T["wide_min"]
     has_wide = T["tallwide"] if tall else T["wide"]
