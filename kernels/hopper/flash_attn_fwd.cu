@@ -452,8 +452,10 @@ struct Cfg {
   // without the schedule pay neither (v19 measured ~0.3 us more than v17 on one-tile launches).
   static constexpr bool VS = VS_;
   // Softmax of block n under this warpgroup's own P V of block n-1 (v22/v23d): measured +2 % with
-  // 64-key blocks (d256) and -3 to -9 % with 128-key blocks, where pingpong alone hides the softmax.
-  static constexpr bool SOFTMAX_UNDER_OWN_PV = BN < 128;
+  // 64-key blocks (d256) and, before the uniform descriptors (v28), -3 to -9 % with 128-key blocks.
+  // Asked again in v63 (H100, grid + hold-out): d128 +4 % (128- and 176-key blocks), d64 -1 to -2 %,
+  // where the P V product (64 x 64 x BN) is half d128's and does not cover the softmax (v67).
+  static constexpr bool SOFTMAX_UNDER_OWN_PV = BN < 128 || D >= 128;
   // Up to d128 the consumers take turns issuing their products (pingpong: one's softmax runs under
   // the other's products; v2 measured ~9 % on d64/d128) and O is rescaled after the P V wait. Above
   // d128 the products are long against the softmax: there FA3 (its released binary, read statically:
@@ -1122,20 +1124,40 @@ __device__ __forceinline__ void apply_softcap(float* s, const Params& p) {
 }
 
 // Mask: -inf for keys before the block's nominal start (varlen shift), past the end, or causal-hidden.
-template <int BN>
+// Element (i, j) of this thread holds key key0 + 8i + (j & 1) of row rc.row[j >> 1]. kRowBounds (v65):
+// a row's visible keys are the column offsets c = 8i + (j & 1), compile-time constants, in [lo, hi[r]),
+// two compares against immediates and a select a score instead of three bounds on the key (302 -> 197
+// instructions a masked d128 block); the d64 tall-wide tile (160 registers a consumer) spilled 4 bytes
+// holding the bounds, and keeps the per-key test.
+template <int BN, bool kRowBounds>
 __device__ __forceinline__ void apply_mask(float* s, const Params& p, const Tile& T, const RowCtx& rc, int nb, int qd) {
   int ksh;
   tile_start(T.k_start, rc.sk, nb * BN, BN, p.varlen, &ksh);
   const int key_lo = nb * BN;
   const int key0 = nb * BN - ksh + 2 * qd;
+  if constexpr (kRowBounds) {
+    const int lo = key_lo - key0;
+    int hi[2];
 #pragma unroll
-  for (int i = 0; i < BN / 8; ++i) {
+    for (int r = 0; r < 2; ++r) hi[r] = (p.causal ? min(rc.sk, rc.row[r] + rc.diag + 1) : rc.sk) - key0;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int key = key0 + 8 * i + (j & 1);
-      const int row = rc.row[j >> 1];
-      const bool ok = key >= key_lo && key < rc.sk && (!p.causal || key <= row + rc.diag);
-      if (!ok) s[4 * i + j] = -INFINITY;
+    for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int c = 8 * i + (j & 1);
+        if (c < lo || c >= hi[j >> 1]) s[4 * i + j] = -INFINITY;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int key = key0 + 8 * i + (j & 1);
+        const int row = rc.row[j >> 1];
+        const bool ok = key >= key_lo && key < rc.sk && (!p.causal || key <= row + rc.diag);
+        if (!ok) s[4 * i + j] = -INFINITY;
+      }
     }
   }
 }
@@ -1188,12 +1210,12 @@ __device__ __forceinline__ bool online_softmax(float* s, float* mrow, float* lro
 // Scores of key block nb -> probabilities: softcap, mask (where needed), online softmax.
 // Returns whether O needs the rescale: always, or with kSkipUnraised when some row of this warp
 // raised its maximum (warp-uniform).
-template <int BN, bool kSkipUnraised>
+template <int BN, bool kSkipUnraised, bool kRowBounds>
 __device__ __forceinline__ bool scores_to_probs(float* s, float* mrow, float* lrow, float* corr, const Params& p,
                                                 const Tile& T, const RowCtx& rc, int nb, int qd, float sl2) {
   const bool need_mask = block_needs_mask<BN>(p, T, rc, nb);
   apply_softcap<BN>(s, p);
-  if (need_mask) apply_mask<BN>(s, p, T, rc, nb, qd);
+  if (need_mask) apply_mask<BN, kRowBounds>(s, p, T, rc, nb, qd);
   const bool raised = online_softmax<BN, kSkipUnraised>(s, mrow, lrow, corr, sl2);
   return kSkipUnraised ? __any_sync(0xffffffffu, raised) : true;
 }
@@ -1339,7 +1361,7 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     if (last_k_read == 0) named_arrive(kBarLastKRead, C::WGS * kWarpGroupThreads);
     if (n_it == 1) release(sm.q_empty(), lane);  // the tile's only S product is complete: Q may be overwritten
     ks.advance();
-    scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);  // O is 0: no rescale
+    scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);  // O is 0: no rescale
     pv.hold(s);
   }
   for (int it = 1; it < n_it; ++it) {  // S of this block, P V of the previous one
@@ -1364,7 +1386,7 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     if (it == n_it - 1) release(sm.q_empty(), lane);  // the tile's last S product is complete (v43: before
     ks.advance();                                     // its softmax, not after its P V's wait)
     const bool rescale =
-        scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
+        scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
     if constexpr (C::SOFTMAX_UNDER_OWN_PV) keep_before_wait(sm.bar + kOrderSlotsOff, lrow[0] + lrow[1], lane);
     wg_wait<0>();
     fence_regs<C::D / 2>(o);
