@@ -120,3 +120,9 @@ def test_v61_launches_the_two_shapes_notes_names_differently_and_no_suite_shape(
     assert result.returncode == 0, result.stderr
     changed = [line.split()[0] for line in result.stdout.splitlines()]
     assert changed == ["holdout_s7_09_d128_q165_k980_cap20_causal", "holdout_s11_17_d128_q204_k1997_causal"], changed
+
+
+def test_v65_row_bound_mask_hides_exactly_the_keys_the_per_key_mask_hides_and_mutants_are_caught():
+    result = run("v65_mask_model.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 differences; mutants missed: none" in result.stdout, result.stdout
