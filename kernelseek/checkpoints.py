@@ -77,3 +77,17 @@ def _postgres(url: str) -> Any:
     saver = PostgresSaver(connection)
     saver.setup()  # its tables and migrations; does nothing when they exist
     return saver
+
+
+def has_ended(snapshot: Any) -> bool:
+    """Whether a run's latest checkpoint (a LangGraph StateSnapshot) is its end.
+
+    `snapshot.next` alone does not say: LangGraph saves each node's writes as the node finishes and the step's
+    checkpoint after, and a process stopped between the two leaves a thread whose `next` is empty though the
+    graph has more to do. Its `tasks` still list the step; at the real end there are none."""
+    return bool(snapshot.values) and not snapshot.tasks
+
+
+def pending_nodes(snapshot: Any) -> list[str]:
+    """The nodes a resume of this checkpoint goes on from (those of its unfinished step)."""
+    return [task.name for task in snapshot.tasks]

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from collections import Counter
+from contextlib import contextmanager
 
 import pytest
 from loop_support import CLI, EVALUATE, ROOT, env, events, run_cli, script, shell, write
@@ -86,3 +87,80 @@ def test_kill_9_then_resume(tmp_path, checkpointer):
     assert events(run) == after
     if checkpointer == "postgres":
         assert not (run / "checkpoints.sqlite").exists()  # every checkpoint went to the database
+
+
+def stopped_between_writes_and_checkpoint(tmp_path, monkeypatch, stop_at_step: int):  # noqa: ANN001, ANN201
+    """A scripted run driven by the experiment's child until the process is stopped (Ctrl-C) after LangGraph
+    saved the writes of step `stop_at_step - 1`'s nodes and before it saved the checkpoint that follows them."""
+    from kernelseek.agent.configuration import Configuration
+    from kernelseek.agent.run_store import Run
+    from kernelseek.experiment import child
+
+    model = script(tmp_path / "script.json", [
+        {"content": "Write the fast version.", "tool_calls": [write("faster")]},
+        {"content": "Judge it.", "tool_calls": [EVALUATE]},
+        {"content": "Never reached: the target ends the run."},
+    ])
+    seed = str(ROOT / "kernels" / "seeds" / "rmsnorm_cpu.cpp")
+    config = Configuration(task="rmsnorm_cpu", kernel=seed, model=model, mode="none", judge_start=False, target=1.0)
+    run = Run.create(config.validate(), tmp_path / "runs", "cut")
+    real_checkpointer = Run.checkpointer
+
+    @contextmanager
+    def stopping_checkpointer(self):  # noqa: ANN001, ANN202
+        with real_checkpointer(self) as saver:
+            put = saver.put
+
+            def put_or_stop(config, checkpoint, metadata, new_versions):  # noqa: ANN001, ANN202
+                if metadata.get("step") == stop_at_step:
+                    raise KeyboardInterrupt
+                return put(config, checkpoint, metadata, new_versions)
+
+            saver.put = put_or_stop
+            yield saver
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Run, "checkpointer", stopping_checkpointer)
+        with pytest.raises(KeyboardInterrupt):
+            child.drive(run.dir, lambda kind, **fields: None)
+    return run
+
+
+def snapshot_of(run):  # noqa: ANN001, ANN201
+    from kernelseek.agent.graph import load_graph
+
+    with run.checkpointer() as saver:
+        return load_graph(run.config.graph, checkpointer=saver).get_state(run.thread())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop_at_step", [2, 4])
+def test_a_run_stopped_between_a_steps_writes_and_its_checkpoint_is_not_taken_for_ended(tmp_path, monkeypatch,
+                                                                                        stop_at_step):
+    """LangGraph shows such a thread with no next node though the graph has more to do; the experiment's child
+    (what Ray's and the local engine's tasks run) must drive it on to its end, not report it ended."""
+    from kernelseek.checkpoints import has_ended
+    from kernelseek.experiment import child
+
+    run = stopped_between_writes_and_checkpoint(tmp_path, monkeypatch, stop_at_step)
+    snapshot = snapshot_of(run)
+    assert snapshot.values and not snapshot.next and not has_ended(snapshot)  # the state this test is about
+    assert not events(run.dir, "run_end")
+
+    said: list[tuple[str, dict]] = []
+    assert child.drive_locked(run.dir, lambda kind, **fields: said.append((kind, fields))) == 0
+    assert said[-1][0] == "end" and not said[-1][1].get("already"), said[-1]
+    trace = events(run.dir)
+    assert [e["type"] for e in trace].count("run_end") == 1 and trace[-1]["type"] == "run_end"
+    assert [e["step"] for e in trace if e["type"] == "model_call"] == [1, 2]
+    assert len({e["key"] for e in trace}) == len(trace)
+    assert has_ended(snapshot_of(run))
+
+
+@pytest.mark.slow
+def test_resume_goes_on_from_a_step_whose_checkpoint_was_not_saved(tmp_path, monkeypatch):
+    run = stopped_between_writes_and_checkpoint(tmp_path, monkeypatch, 3)
+    resumed = run_cli(["resume", str(run.dir)])
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "already ended" not in resumed.stdout and "target 1x met" in resumed.stdout, resumed.stdout
+    assert [e["type"] for e in events(run.dir)].count("run_end") == 1

@@ -306,6 +306,7 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             run = Run.open(run_id, runs_dir)
         except ConfigError as error:
             fail(str(error))
+        from kernelseek.checkpoints import has_ended, pending_nodes
         from kernelseek.project import load_graph
 
         try:
@@ -316,11 +317,12 @@ def register(app: typer.Typer, *, trace_app: typer.Typer, **_: typer.Typer) -> N
             fail(str(error))
         if not snapshot.values:
             fail(f"run {run.id} has no checkpoint yet; start a new run instead.")
-        if not snapshot.next:
+        if has_ended(snapshot):
             _finish(run, dict(snapshot.values))
             console.print("(the run had already ended; nothing to resume)")
             return
-        console.print(f"resuming run [bold]{run.id}[/] at step {snapshot.values.get('step', 0)} ({', '.join(snapshot.next)})")
+        console.print(f"resuming run [bold]{run.id}[/] at step {snapshot.values.get('step', 0)} "
+                      f"({', '.join(pending_nodes(snapshot))})")
         _execute(run, None)  # a run waiting at a question asks it again
 
     @trace_app.command("show")

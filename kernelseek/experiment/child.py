@@ -39,10 +39,11 @@ def _stream(run: Any, graph: Any, emit: Emit) -> int:
     """Drive `run` through `graph` to its end (or a question it cannot ask), emitting each update."""
     from kernelseek.agent.context import RunContext
     from kernelseek.agent.state import initial_state
+    from kernelseek.checkpoints import has_ended, pending_nodes
 
     config = run.thread()
     snapshot = graph.get_state(config)
-    if snapshot.values and not snapshot.next:
+    if has_ended(snapshot):
         emit("end", reason=snapshot.values.get("end_reason"), already=True)
         return 0
     payload = None if snapshot.values else initial_state(str(run.dir))
@@ -59,8 +60,8 @@ def _stream(run: Any, graph: Any, emit: Emit) -> int:
                 emit("update", node=node, step=values.get("step", 0), event=update.get("last_event"),
                      best=(values.get("best") or {}).get("speedup"), evals=values.get("evals", 0))
     final = graph.get_state(config)
-    if final.next:
-        emit("error", message=f"run {run.id} stopped before its end (at {', '.join(final.next)})")
+    if not has_ended(final):
+        emit("error", message=f"run {run.id} stopped before its end (at {', '.join(pending_nodes(final))})")
         return 3
     emit("end", reason=final.values.get("end_reason"), best=(final.values.get("best") or {}).get("speedup"),
          step=final.values.get("step", 0))
