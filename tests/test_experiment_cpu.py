@@ -125,3 +125,17 @@ def test_cpu_demo_experiment_killed_then_finished(tmp_path):
     else:
         assert reach is None
     assert 'src="data:image/png;base64,' in page and (out / "curves.png").stat().st_size > 5000
+
+
+def test_a_run_counts_as_finished_only_with_its_end_in_the_trace(tmp_path):
+    from kernelseek.experiment.runner import result_of
+    from kernelseek.trace import TraceWriter
+
+    trace = TraceWriter(tmp_path / "trace.jsonl")
+    assert result_of(0, tmp_path, "exit status 0") == (
+        f"failed: its process ended with no end recorded in {tmp_path / 'trace.jsonl'}; run the same command "
+        "again to continue it")
+    assert result_of(3, tmp_path, "it stopped at a question") == "failed: it stopped at a question"
+    trace.write("run_end", step=1, key="run_end", reason="target met", best_speedup=1.2, steps=1, cost_usd=0.0)
+    assert result_of(0, tmp_path, "exit status 0") == "finished"
+    assert result_of(1, tmp_path, "it crashed") == "failed: it crashed"

@@ -22,7 +22,7 @@ from typing import Any
 
 from kernelseek.engine.board import drain, make_board, post, whereabouts
 from kernelseek.engine.cluster import EngineError, connect
-from kernelseek.experiment.runner import GPU_ARCHS, Job, finished
+from kernelseek.experiment.runner import GPU_ARCHS, Job, result_of
 
 RETRIES = 3  # attempts after a lost worker; each resumes from the run's last checkpoint
 LOCK_BUSY = 4  # drive_locked's status when another process holds the run
@@ -57,10 +57,8 @@ def drive_run(run_dir: str, label: str, board: Any) -> dict[str, Any]:
 
 def _result(job: Job, outcome: dict[str, Any]) -> str:
     last = outcome.get("last") or {}
-    if outcome.get("code") == 0 and finished(job.run_dir):
-        return "finished"
     why = last.get("message") if last.get("ks") == "error" else f"exit status {outcome.get('code')}"
-    return f"failed: {why}"
+    return result_of(outcome.get("code"), job.run_dir, why)
 
 
 def _failure(error: BaseException) -> str:

@@ -63,6 +63,16 @@ def finished(run_dir: Path) -> bool:
         return False
 
 
+def result_of(code: int | None, run_dir: Path, why: str) -> str:
+    """A run's result from its process's exit status and its trace: "finished" only with its end recorded."""
+    if code == 0 and finished(run_dir):
+        return "finished"
+    if code == 0:
+        return (f"failed: its process ended with no end recorded in {run_dir / 'trace.jsonl'}; run the same "
+                "command again to continue it")
+    return f"failed: {why}"
+
+
 def prepare(experiment: Experiment, out: Path, *, create: bool = True) -> list[Job]:
     """The jobs of the experiment, creating the run folders that do not exist yet (unless `create` is False).
     A run folder made from a different configuration (the file was edited since) is an error naming the field."""
@@ -182,12 +192,9 @@ def run_jobs(jobs: list[Job], *, arch: str,
             except subprocess.TimeoutExpired:
                 proc.kill()
             raise
-        if code == 0 and finished(job.run_dir):
-            job.result = "finished"
-        else:
-            why = last.get("message") if last.get("ks") == "error" else \
-                (stderr[-1].strip() if stderr else f"exit status {code}")
-            job.result = f"failed: {why}"
+        why = last.get("message") if last.get("ks") == "error" else \
+            (stderr[-1].strip() if stderr else f"exit status {code}")
+        job.result = result_of(code, job.run_dir, why)
         if on_update:
             on_update(job, {"ks": "done", "result": job.result})
 
