@@ -126,3 +126,15 @@ def test_v65_row_bound_mask_hides_exactly_the_keys_the_per_key_mask_hides_and_mu
     result = run("v65_mask_model.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 differences; mutants missed: none" in result.stdout, result.stdout
+
+
+def test_v69_ex2_on_the_fma_pipe_is_within_a_tenth_of_a_bf16_step_and_mutants_are_caught(tmp_path):
+    result = run("v69_ex2_fma_model.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "one exponential in 8" in result.stdout and "0 problems; mutants missed: none" in result.stdout, \
+        result.stdout
+    patch = (VERSIONS / "v69_v67_one_ex2_in_eight_on_the_fma_pipe.patch").read_text()
+    off = patch.replace("0.6932829f", "0.6922829f")
+    (tmp_path / "off.patch").write_text(off)
+    failed = run("v69_ex2_fma_model.py", str(tmp_path / "off.patch"))
+    assert failed.returncode == 1 and "FAILED: relative error" in failed.stdout, failed.stdout
