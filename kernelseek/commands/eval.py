@@ -134,6 +134,8 @@ def compile_report(kernel: Path, arch: str, task_name: str, out: Path | None) ->
                       f"{r['spill_stores']}/{r['spill_loads']}")
     console.print(table)
     console.print(f"guard passed · {len(built.resources)} kernels · spills: {built.spills} bytes")
+    for note in built.advisories:
+        console.print(f"[yellow]ptxas: potential performance loss[/] in {escape(note)}")
     if out:
         import json
         out.parent.mkdir(parents=True, exist_ok=True)

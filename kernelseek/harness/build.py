@@ -59,6 +59,11 @@ class BuildResult:
     def spills(self) -> int:
         return sum(r.get("spill_stores", 0) + r.get("spill_loads", 0) for r in self.resources)
 
+    @property
+    def advisories(self) -> list[str]:
+        """ptxas's "Potential Performance Loss" notes, "kernel: (code) what", one per kernel and note."""
+        return [f"{r['kernel']}: {note}" for r in self.resources for note in r.get("advisories", [])]
+
     def to_dict(self) -> dict:
         return {**asdict(self), "spills": self.spills}
 
@@ -91,21 +96,29 @@ def _compiler_version(compiler: str) -> str:
 _FUNCTION = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
 _USAGE = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+# e.g. "(C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient
+# register resources for the wgmma pipeline in the function '...'": ptxas prints these before the
+# per-function lines, so they are matched to their kernel by name
+_ADVISORY = re.compile(r"\((C\d+)\) Potential Performance Loss: (.+?) in the function '([^']+)'")
 
 
 def parse_ptxas(log: str) -> list[dict]:
-    """Registers, shared memory, stack frame and spills per kernel from `ptxas -v`."""
+    """Registers, shared memory, stack frame, spills and performance advisories per kernel from `ptxas -v`."""
     kernels: list[dict] = []
     current: dict | None = None
     for line in log.splitlines():
         if m := _FUNCTION.search(line):
             current = {"kernel": m.group(1), "target": m.group(2), "registers": None, "smem_bytes": 0,
-                       "stack_frame": 0, "spill_stores": 0, "spill_loads": 0}
+                       "stack_frame": 0, "spill_stores": 0, "spill_loads": 0, "advisories": []}
             kernels.append(current)
         elif current is not None and (m := _FRAME.search(line)):
             current.update(stack_frame=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
         elif current is not None and (m := _USAGE.search(line)):
             current.update(registers=int(m.group(1)), smem_bytes=int(m.group(3) or 0))
+    for m in _ADVISORY.finditer(log):
+        for kernel in kernels:
+            if kernel["kernel"] == m.group(3):
+                kernel["advisories"].append(f"({m.group(1)}) {m.group(2)}")
     return kernels
 
 

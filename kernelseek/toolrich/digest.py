@@ -83,6 +83,7 @@ def _resources(resources: list[dict]) -> list[str]:
         lines.append(f"  {r['kernel']} ({r.get('target')}): {r.get('registers')} registers, "
                      f"{r.get('smem_bytes', 0)} bytes static shared memory, {r.get('stack_frame', 0)} bytes stack "
                      f"frame, spills: {r.get('spill_stores', 0)} bytes stored / {r.get('spill_loads', 0)} bytes loaded")
+        lines += [f"    ptxas: potential performance loss: {note}" for note in r.get("advisories", [])]
     return lines
 
 
