@@ -69,3 +69,18 @@ def test_the_summary_reports_speedups_and_the_floor_on_rows_of_4096_and_more(tmp
     assert "CORRECT" in text and "3/3 correct" in text and "4.20 TB/s" in text
     assert "rows >= 4096 (2 scenarios): floor fraction geomean 0.854, min 0.810" in text
     assert "torch.compile's own floor fraction on rows >= 4096: 0.500" in text
+
+
+def test_the_headroom_says_what_the_latency_bound_scenarios_would_need_for_the_bar():
+    def scenario(name, speedup, compile_fraction, us=None):
+        found = {"scenario": name, "speedup": speedup, "floor_fraction": {"candidate": 0.1, "torch_compile": compile_fraction}}
+        return found | ({"time_s": {"candidate": us * 1e-6, "torch_compile": us * speedup * 1e-6}} if us else {})
+
+    suite = [scenario("prefill_a", 1.0, 0.8), scenario("prefill_b", 1.0, 0.8),
+             scenario("decode_a", 1.1, 0.01, 1.6), scenario("decode_b", 0.9, 0.02, 2.0)]
+    text = "\n".join(rmsnorm_summary.headroom(suite))
+    # two at most 1.25x (1 / 0.8); 1.2^4 / 1.25^2 = 1.327 over the other two: at least 1.152x each
+    assert "bandwidth-bound (2) 1.000x, at the full copy bandwidth at most 1.250x" in text
+    assert "latency-bound (2) 0.995x; 1.2x over the suite needs at least 1.152x here" in text
+    assert text.index("decode_a") < text.index("decode_b")  # the shortest for torch.compile first (1.76 us, 1.80)
+    assert "1.60 us against torch.compile's 1.76 (1.100x)" in text

@@ -1,6 +1,7 @@
 """Summarize add_rmsnorm judgements (the JSONs `kernelseek eval` wrote) against issue 18's bars:
-correct on every scenario, the geomean speedup over torch.compile (and eager beside it), and the
-fraction of the memory floor reached, over the suite and over the scenarios with rows >= 4096.
+correct on every scenario, the geomean speedup over torch.compile (and eager beside it), the
+fraction of the memory floor reached, over the suite and over the scenarios with rows >= 4096, and
+where the 1.2x bar would have to come from (`headroom`).
 
     python3 evals/device/rmsnorm_summary.py evals/results/add_rmsnorm-*-sm90-full.json
 """
@@ -14,10 +15,31 @@ from pathlib import Path
 
 from kernelseek.harness import load_task
 
+BAR = 1.2  # issue 18: the geomean over torch.compile
+
 
 def geomean(values: list[float]) -> float | None:
     values = [v for v in values if v and v > 0]
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def headroom(suite: list[dict], bar: float = BAR) -> list[str]:
+    """Where the bar would have to come from: bandwidth-bound scenarios (torch.compile at half the copy
+    floor or more) gain at most 1 / its floor fraction even at the full copy bandwidth; the rest would then
+    need the geomean printed; and the shortest of them, where both kernels are latency, not bytes."""
+    bound = [s for s in suite if s["floor_fraction"].get("torch_compile", 0) >= 0.5]
+    latency = [s for s in suite if s["floor_fraction"].get("torch_compile", 0) < 0.5]
+    ceiling = geomean([1 / s["floor_fraction"]["torch_compile"] for s in bound])
+    lines = [f"  {bar}x bar: bandwidth-bound ({len(bound)}) {fmt(geomean([s['speedup'] for s in bound]))}x, at the "
+             f"full copy bandwidth at most {fmt(ceiling)}x"]
+    if latency:
+        needed = math.exp((len(suite) * math.log(bar) - len(bound) * math.log(ceiling or 1)) / len(latency))
+        lines.append(f"  latency-bound ({len(latency)}) {fmt(geomean([s['speedup'] for s in latency]))}x; {bar}x over "
+                     f"the suite needs at least {needed:.3f}x here")
+        timed = sorted((s for s in latency if "time_s" in s), key=lambda s: s["time_s"]["torch_compile"])
+        lines += [f"    {s['scenario']:<24} {s['time_s']['candidate'] * 1e6:.2f} us against torch.compile's "
+                  f"{s['time_s']['torch_compile'] * 1e6:.2f} ({s['speedup']:.3f}x)" for s in timed[:3]]
+    return lines
 
 
 def fmt(value: float | None, spec: str = ".3f") -> str:
@@ -43,6 +65,7 @@ def summarize(path: Path) -> list[str]:
              f"{fmt(geomean([s.get('speedup') for s in big]))}x"]
     baseline = geomean([s["floor_fraction"].get("torch_compile") for s in big])
     lines.append(f"  torch.compile's own floor fraction on rows >= 4096: {fmt(baseline)}")
+    lines += headroom([s for s in suite if s.get("floor_fraction") and s.get("speedup")])
     for name, g in report.get("groups", {}).items():
         lines.append(f"    {name:12s} {g['correct']}/{g['n']}  {fmt(g.get('speedup'))}x  floor {fmt(g.get('floor_fraction'), '.2f')}")
     if held:
