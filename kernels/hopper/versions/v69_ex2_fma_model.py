@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import torch
 
 F32 = np.float32
 ROUND = F32(12582912.0)  # 1.5 * 2^23
@@ -50,9 +51,7 @@ def ex2_fma(x: np.ndarray, coeffs: tuple[float, float, float, float], *, clamp: 
 
 def bf16(a: np.ndarray) -> np.ndarray:
     """Round float32 to bfloat16 (nearest even) and back."""
-    bits = a.astype(F32).view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return rounded.astype(np.uint32).view(F32)
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=F32)).to(torch.bfloat16).float().numpy()
 
 
 def function_problems(fn) -> list[str]:  # noqa: ANN001 - fn(x) -> 2^x approximated
