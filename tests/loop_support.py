@@ -66,11 +66,16 @@ def events(run_dir: Path, *types: str) -> list[dict]:
     return [e for e in read_trace(run_dir / "trace.jsonl") if not types or e["type"] in types]
 
 
-def graph_values(run: Path | str) -> dict:
-    """The graph state of the run in the folder `run` (its latest checkpoint); the checkpointer is closed after."""
+def graph_snapshot(run: Path | str):  # noqa: ANN201 - LangGraph's StateSnapshot
+    """The latest checkpoint of the run in the folder `run`; the checkpointer is closed after."""
     from kernelseek.agent.graph import load_graph
     from kernelseek.agent.run_store import Run
 
     opened = Run.open(str(run))
     with opened.checkpointer() as saver:
-        return dict(load_graph(opened.config.graph, checkpointer=saver).get_state(opened.thread()).values)
+        return load_graph(opened.config.graph, checkpointer=saver).get_state(opened.thread())
+
+
+def graph_values(run: Path | str) -> dict:
+    """The graph state of the run in the folder `run` (its latest checkpoint)."""
+    return dict(graph_snapshot(run).values)

@@ -11,7 +11,7 @@ from collections import Counter
 from contextlib import contextmanager
 
 import pytest
-from loop_support import CLI, EVALUATE, ROOT, env, events, run_cli, script, shell, write
+from loop_support import CLI, EVALUATE, ROOT, env, events, graph_snapshot, run_cli, script, shell, write
 
 
 def postgres_url() -> str:
@@ -126,13 +126,6 @@ def stopped_between_writes_and_checkpoint(tmp_path, monkeypatch, stop_at_step: i
     return run
 
 
-def snapshot_of(run):  # noqa: ANN001, ANN201
-    from kernelseek.agent.graph import load_graph
-
-    with run.checkpointer() as saver:
-        return load_graph(run.config.graph, checkpointer=saver).get_state(run.thread())
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("stop_at_step", [2, 4])
 def test_a_run_stopped_between_a_steps_writes_and_its_checkpoint_is_not_taken_for_ended(tmp_path, monkeypatch,
@@ -143,7 +136,7 @@ def test_a_run_stopped_between_a_steps_writes_and_its_checkpoint_is_not_taken_fo
     from kernelseek.experiment import child
 
     run = stopped_between_writes_and_checkpoint(tmp_path, monkeypatch, stop_at_step)
-    snapshot = snapshot_of(run)
+    snapshot = graph_snapshot(run.dir)
     assert snapshot.values and not snapshot.next and not has_ended(snapshot)  # the state this test is about
     assert not events(run.dir, "run_end")
 
@@ -154,7 +147,7 @@ def test_a_run_stopped_between_a_steps_writes_and_its_checkpoint_is_not_taken_fo
     assert [e["type"] for e in trace].count("run_end") == 1 and trace[-1]["type"] == "run_end"
     assert [e["step"] for e in trace if e["type"] == "model_call"] == [1, 2]
     assert len({e["key"] for e in trace}) == len(trace)
-    assert has_ended(snapshot_of(run))
+    assert has_ended(graph_snapshot(run.dir))
 
 
 @pytest.mark.slow
