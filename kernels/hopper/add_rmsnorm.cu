@@ -1,6 +1,9 @@
-// add_rmsnorm for Hopper (and any sm_80+ GPU): fused residual add + RMSNorm, bf16, one pass over memory.
-// Contract: evals/tasks/add_rmsnorm/entry.h. Version 2: rows of any alignment take the vector path too
-// (kernels/hopper/versions/add_rmsnorm_v2.md: design, CPU model, judgement).
+// add_rmsnorm for Hopper and Blackwell (sm_90+: clusters): fused residual add + RMSNorm, bf16, one pass
+// over memory. Contract: evals/tasks/add_rmsnorm/entry.h. Version 2: rows of any alignment take the vector
+// path too (kernels/hopper/versions/add_rmsnorm_v2.md). Version 3: with fewer rows than SMs, a wide row is
+// shared by a cluster of CTAs (kernels/hopper/versions/add_rmsnorm_v3.md); version 5: its sums exchanged
+// by plain distributed shared-memory stores between two cluster barriers, and only rows of 96 KB and more
+// (kernels/hopper/versions/add_rmsnorm_v5.md).
 //
 // The operator is memory-bound (about 5 flops per 8 bytes), so the design is about bytes in flight:
 // - a row is read once: each thread loads its V chunks of 8 elements of x, the residual and the weight
@@ -14,7 +17,10 @@
 //   short row with fewer rows than that, to a CTA whose threads hold the fewest chunks each (V >= 2)
 //   that keep it within 512 threads; a short row's CTA holds a chunk a thread; with fewer rows than SMs
 //   (decode) a row is spread over up to 1024 threads (V = 1 or 2), since latency then matters more than
-//   occupancy; with V = 1 the weight is loaded with x and the residual, not after the add;
+//   occupancy, and, where the row is wide and its pointers aligned, over a cluster of up to 8 CTAs on as
+//   many SMs (an SM draws about 64 bytes a clock from L2: a row of 16384 with a residual moves 160 KB, over
+//   a microsecond through one SM), each its share of the chunks, the sum of squares exchanged through
+//   distributed shared memory; with V = 1 the weight is loaded with x and the residual, not after the add;
 // - rows of any alignment (an odd hidden, a stride like hidden + 3): the chunks start where x's row is
 //   16-byte aligned (at most 7 elements in), each pointer is then accessed in the widest vectors its own
 //   alignment allows (16, 8, 4 or 2 bytes, the same for every chunk of a row), and the at most 14
@@ -143,22 +149,76 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
+constexpr int kMaxCluster = 8;  // the portable cluster size
+
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned cluster_size() {
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
+}
+
+// The exchange of a cluster's partial sums (v5). Each CTA arrives (relaxed: nothing to order yet) on the
+// cluster barrier at its start, and waits on it just before its first store into another CTA: a CTA's
+// shared memory may be written only once that CTA runs. Thread k < ranks then stores the CTA's sum into
+// CTA k's slot [rank] (st.shared::cluster), and a second cluster barrier (release, acquire) orders every
+// slot's store before any CTA reads its slots; nobody exits before every store into it has landed. The new
+// residual is stored after this barrier, not before, so that its release has no global store to wait
+// for (ptxas makes the release a MEMBAR.ALL.GPU). v3 and v4 exchanged through st.async and an mbarrier
+// instead, and racecheck warned at the mbarrier's initialisation.
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ unsigned remote_addr(unsigned local, unsigned rank) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    return remote;
+}
+
+// All threads, first thing (before any load); then cluster_total once.
+__device__ __forceinline__ void cluster_started() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+// The cluster's total of v (each CTA's v the same in all its threads), in `slots` (kMaxCluster floats of
+// this CTA's shared memory): every CTA adds the slots in rank order, so all compute the same float total.
+__device__ __forceinline__ float cluster_total(float* slots, float v, unsigned rank, unsigned ranks) {
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");  // every CTA of the cluster runs
+    if (threadIdx.x < ranks)
+        asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote_addr(smem_addr(slots + rank), threadIdx.x)),
+                     "f"(v)
+                     : "memory");
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    float total = 0.f;
+    for (unsigned k = 0; k < ranks; ++k) total += slots[k];
+    return total;
+}
+
 // The most threads a CTA of V chunks a thread may have: 1024 while a thread fits in 64 registers;
 // with V = 4, 512 threads and two CTAs an SM (64 registers), so that one loads while the other reduces.
 constexpr int max_threads(int v) { return v <= 2 ? 1024 : 512; }
 constexpr int min_ctas(int v) { return v == 4 ? 2 : 1; }
 
-// WARP_ROWS: a warp per row, kWarpRowsPerCta rows a CTA, four CTAs an SM (64 registers); else a CTA per row.
+// WARP_ROWS: a warp per row, kWarpRowsPerCta rows a CTA, four CTAs an SM (64 registers); else a CTA per row,
+// or, CLUSTER, a cluster of CTAs per row (launched with a cluster dimension), each its share of the chunks.
 // ANY: rows of any alignment and width (see the header); else every row and the weight are 16-byte
 // aligned and hidden is a multiple of 8, and the alignment logic compiles away.
-template <int V, bool RES, bool WARP_ROWS, bool ANY>
+template <int V, bool RES, bool WARP_ROWS, bool ANY, bool CLUSTER = false>
 __global__ void __launch_bounds__(WARP_ROWS ? 32 * kWarpRowsPerCta : max_threads(V), WARP_ROWS ? 4 : min_ctas(V))
 add_rmsnorm_vec(Params p) {
+    static_assert(!CLUSTER || (!WARP_ROWS && !ANY), "a cluster shares an aligned row among CTAs");
+    __shared__ float cluster_slots[CLUSTER ? kMaxCluster : 1];
     // with one chunk a thread, registers are plenty: the weight is loaded with x and the residual
     constexpr bool kEarlyWeight = V == 1;
     const int lanes = WARP_ROWS ? 32 : blockDim.x;
     const int t = WARP_ROWS ? (threadIdx.x & 31) : threadIdx.x;
-    const long long row = WARP_ROWS ? (long long)blockIdx.x * kWarpRowsPerCta + (threadIdx.x >> 5) : blockIdx.x;
+    const unsigned rank = CLUSTER ? cluster_rank() : 0u, ranks = CLUSTER ? cluster_size() : 1u;
+    const long long row = WARP_ROWS ? (long long)blockIdx.x * kWarpRowsPerCta + (threadIdx.x >> 5)
+                                    : (long long)(blockIdx.x / ranks);
     if (WARP_ROWS && row >= p.rows) return;  // the whole warp leaves together; no barrier follows
     const __nv_bfloat16* xr = p.x + row * p.xs;
     const __nv_bfloat16* rr = RES ? p.residual + row * p.rs : p.x;
@@ -174,12 +234,20 @@ add_rmsnorm_vec(Params p) {
     const int wx = ANY ? chunk_width(xr + head) : 16, wr = ANY ? chunk_width(rr + head) : 16;
     const int wro = ANY ? chunk_width(ror + head) : 16, wo = ANY ? chunk_width(outr + head) : 16;
     const int ww = ANY ? chunk_width(p.weight + head) : 16;
-    const __nv_bfloat16* xc = xr + head;
-    const __nv_bfloat16* rc = rr + head;
-    const __nv_bfloat16* wc = p.weight + head;
-    __nv_bfloat16* roc = ror + head;
-    __nv_bfloat16* outc = outr + head;
+    int start = head;  // the element where this warp's or CTA's chunks begin
+    if (CLUSTER) {     // this CTA's share of the row's chunks: [first, first + chunks)
+        const int per = (chunks + static_cast<int>(ranks) - 1) / static_cast<int>(ranks);
+        const int first = min(static_cast<int>(rank) * per, chunks);
+        start = 8 * first;  // (head is 0: not ANY)
+        chunks = min(per, chunks - first);
+    }
+    const __nv_bfloat16* xc = xr + start;
+    const __nv_bfloat16* rc = rr + start;
+    const __nv_bfloat16* wc = p.weight + start;
+    __nv_bfloat16* roc = ror + start;
+    __nv_bfloat16* outc = outr + start;
 
+    if (CLUSTER) cluster_started();
     // h[i]: x, then h; o[i]: the residual, then (once it is added) the weight, loaded while the
     // row's sum is reduced; with no residual, or kEarlyWeight (into w[i]), the weight is loaded at once
     uint4 h[V], o[V], w[kEarlyWeight ? V : 1];
@@ -215,7 +283,7 @@ add_rmsnorm_vec(Params p) {
 #pragma unroll
                 for (int k = 0; k < 8; ++k) a[k] += b[k];
                 h[i] = pack(a);  // h as stored: the new residual, and what is normalised
-                store_chunk(roc + 8 * c, h[i], wro);
+                if (!CLUSTER) store_chunk(roc + 8 * c, h[i], wro);  // a cluster's: after its exchange
                 if (!kEarlyWeight) o[i] = load_chunk<false>(wc + 8 * c, ww);
                 unpack(h[i], a);
             }
@@ -238,6 +306,7 @@ add_rmsnorm_vec(Params p) {
         if (lane == 0) partial[threadIdx.x >> 5] = sum;
         __syncthreads();
         sum = warp_sum(lane < warps ? partial[lane] : 0.f);
+        if (CLUSTER) sum = cluster_total(cluster_slots, sum, rank, ranks);
     }
     const float scale = rsqrtf(sum / p.hidden + p.eps);
 #pragma unroll
@@ -247,6 +316,7 @@ add_rmsnorm_vec(Params p) {
             // keep h packed across the reduction (4 registers a chunk, not 8 floats): the compiler
             // would otherwise keep the unpacked values of the sum's loop alive until here
             asm volatile("" : "+r"(h[i].x), "+r"(h[i].y), "+r"(h[i].z), "+r"(h[i].w));
+            if (CLUSTER && RES) store_chunk(roc + 8 * c, h[i], wro);
             float a[8], b[8];
             unpack(h[i], a);
             unpack(kEarlyWeight && RES ? w[kEarlyWeight ? i : 0] : o[i], b);
@@ -325,6 +395,45 @@ void launch_vec(const Params& p, bool any, int v, bool warp_rows, int threads, c
     else launch_vec<RES, false>(p, v, warp_rows, threads, stream);
 }
 
+// Decode with wide rows (v3): how many CTAs share a row, 1 for none. A row moves (RES ? 10 : 6) x hidden
+// bytes (x, the residual and the weight read; out and the new residual written), through one SM at about
+// 64 bytes a clock, 112 GB/s: 0.85 us from kClusterMinRowBytes up. A cluster spreads that over `ranks`
+// SMs for the cost of its launch and two barriers, which v4's judgement on the H100 put at about 0.5 us
+// (rows of 40 KB lost 0.45-0.5 us, of 70 KB 0.2, of 160 KB gained 0.5-0.8), so a row takes a cluster
+// where the one-SM time saved exceeds that with room. Up to kMaxCluster CTAs, as many as leave every row
+// its own SMs (rows x ranks <= SMs), each with >= kClusterMinChunks chunks (two warps at one chunk a thread).
+constexpr long long kClusterMinRowBytes = 96 << 10;
+constexpr int kClusterMinChunks = 64;
+int cluster_ranks(int rows, int vecs, bool res, int sms) {
+    const long long row_bytes = (res ? 10LL : 6LL) * 8 * vecs;
+    if (rows >= sms || row_bytes < kClusterMinRowBytes) return 1;
+    int ranks = sms / rows < kMaxCluster ? sms / rows : kMaxCluster;
+    if (vecs / kClusterMinChunks < ranks) ranks = vecs / kClusterMinChunks;
+    return ranks > 1 ? ranks : 1;
+}
+
+// A cluster of `ranks` CTAs a row: each CTA one chunk a thread (two past 1024 chunks), its share of them.
+template <bool RES>
+int launch_cluster(const Params& p, int ranks, int vecs, cudaStream_t stream) {
+    const int per = (vecs + ranks - 1) / ranks;
+    const int v = per <= max_threads(1) ? 1 : 2;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(p.rows) * static_cast<unsigned>(ranks));
+    config.blockDim = dim3(((per + v - 1) / v + 31) / 32 * 32);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(ranks);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    const cudaError_t e = v == 1 ? cudaLaunchKernelEx(&config, add_rmsnorm_vec<1, RES, false, false, true>, p)
+                                 : cudaLaunchKernelEx(&config, add_rmsnorm_vec<2, RES, false, false, true>, p);
+    return e == cudaSuccess ? 0 : 2;
+}
+
 }  // namespace
 
 extern "C" int ks_add_rmsnorm(const void* x, const void* residual, const void* weight, void* out, void* residual_out,
@@ -371,6 +480,10 @@ extern "C" int ks_add_rmsnorm(const void* x, const void* residual, const void* w
         for (v = few_rows ? 1 : 2; v < 8 && (vecs + v - 1) / v > limit(v); v *= 2) {}
         threads = ((vecs + v - 1) / v + 31) / 32 * 32;
         if (threads > max_threads(v)) return 3;  // cannot happen for vecs <= 8 * max_threads(8)
+    }
+    if (!any && !warp_rows) {
+        const int ranks = cluster_ranks(rows, vecs, res, sms);
+        if (ranks > 1) return res ? launch_cluster<true>(p, ranks, vecs, stream) : launch_cluster<false>(p, ranks, vecs, stream);
     }
     if (res) launch_vec<true>(p, any, v, warp_rows, threads, stream);
     else launch_vec<false>(p, any, v, warp_rows, threads, stream);

@@ -8,7 +8,8 @@ the task's tolerance. What it adds for clusters: rows x ranks <= SMs, 2 <= ranks
 cluster holds at least one chunk, and no CTA holds more chunks than its threads x V.
 
 Run from the repository root:  PYTHONPATH=$PWD python kernels/hopper/versions/add_rmsnorm_v3_model.py
-(--no-sweep: without v2's sweep of alignments and sizes, which takes most of the time).
+(--no-sweep: without v2's sweep of alignments and sizes, which takes most of the time;
+--min-row-bytes=98304: v5's rule, the same partition from rows of 96 KB up).
 """
 
 from __future__ import annotations
@@ -115,6 +116,10 @@ def cluster_sweep(seed: int) -> None:
 
 
 def main() -> int:
+    global CLUSTER_MIN_ROW_BYTES
+    for arg in [a for a in sys.argv[1:] if a.startswith("--min-row-bytes=")]:
+        CLUSTER_MIN_ROW_BYTES = int(arg.split("=", 1)[1])
+        sys.argv.remove(arg)
     try:
         cluster_sweep(seed=5)
     except v2.Violation as v:
