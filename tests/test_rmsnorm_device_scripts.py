@@ -84,3 +84,17 @@ def test_the_headroom_says_what_the_latency_bound_scenarios_would_need_for_the_b
     assert "latency-bound (2) 0.995x; 1.2x over the suite needs at least 1.152x here" in text
     assert text.index("decode_a") < text.index("decode_b")  # the shortest for torch.compile first (1.76 us, 1.80)
     assert "1.60 us against torch.compile's 1.76 (1.100x)" in text
+
+
+def test_the_launch_floor_probe_times_the_suites_latency_bound_scenarios():
+    """Its default scenarios are the suite's and exactly those torch.compile ran below half the copy floor
+    in the v2 judgement its docstring names."""
+    import rmsnorm_launch_floor
+
+    from kernelseek.harness import load_task
+    names = rmsnorm_launch_floor.LATENCY_BOUND.split(",")
+    suite = {s.name for s in load_task("add_rmsnorm").scenarios("sm90")}
+    report = json.loads((ROOT / "evals" / "results" / "add_rmsnorm-v2-sm90-full.json").read_text())
+    bound = {s["scenario"] for s in report["scenarios"]
+             if not s.get("holdout") and s["floor_fraction"]["torch_compile"] < 0.5}
+    assert set(names) <= suite and set(names) == bound and len(names) == len(set(names))
