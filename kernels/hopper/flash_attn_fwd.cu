@@ -2551,7 +2551,9 @@ static int attention(const Args& a) {
   }
   if ((tall ? Tiles::kHasTallWide : Tiles::kHasWide) && fixed_len) {  // the wide block's rule, at either height
     const double mean_keys = static_cast<double>(head_visible_keys(a.sq, a.sk, prm.causal, prm.pack_r)) / prm.n_mblocks;
-    wide = use_wide_tiles(varlen, mean_keys, tiles, di.nsm, Tiles::kWideMinKeys);
+    // v73: not at the tall height with causal masking (FA3's d64 tiles: 192 x 192 without it, 192 x 128
+    // with it); the tall-wide block passes P through shared memory, and causal tiles are short
+    wide = use_wide_tiles(varlen, mean_keys, tiles, di.nsm, Tiles::kWideMinKeys) && !(tall && prm.causal);
   }
   const int bn_main = tall ? (wide ? Tiles::TallWide::BN : Tiles::Tall::BN) : wide ? Tiles::Wide::BN : Tiles::Narrow::BN;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the prepared Hopper attention candidates of 2026-12-05 into .cand/ from their patches, each checked
 # to apply cleanly, then prebuild them into .ks-cache for a device call (NOTES.md, "The next device calls").
-#   bash kernels/hopper/versions/make_candidates.sh [--no-build]   # .cand/v40.cu ... .cand/v72.cu (v67: shipped)
+#   bash kernels/hopper/versions/make_candidates.sh [--no-build]   # .cand/v40.cu ... .cand/v73.cu (v73: shipped)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 V=kernels/hopper/versions BASE=.cand/v39.cu
@@ -46,9 +46,10 @@ make v69 .cand/v67.cu v69_v67_one_ex2_in_eight_on_the_fma_pipe.patch
 make v70 .cand/v68.cu v70_v68_with_v69.patch
 make v71 .cand/v67.cu v71_v67_softcap_keeps_the_wait_before_its_softmax.patch
 make v72 .cand/v70.cu v72_v70_with_v71.patch
+make v73 .cand/v67.cu v73_v67_d64_causal_tall_narrow_blocks.patch
 PY=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}
 if [ "${1:-}" != --no-build ]; then
-  for v in v40 v41 v42 v43 v44 v45 v46 v47 v48 v49 v50 v51 v52 v53 v54 v55 v56 v57 v58 v59 v60 v61 v62 v63 v64 v65 v66 v67 v68 v69 v70 v71 v72; do
+  for v in v40 v41 v42 v43 v44 v45 v46 v47 v48 v49 v50 v51 v52 v53 v54 v55 v56 v57 v58 v59 v60 v61 v62 v63 v64 v65 v66 v67 v68 v69 v70 v71 v72 v73; do
     KERNELSEEK_CACHE=$PWD/.ks-cache "$PY" -m kernelseek eval ".cand/$v.cu" --arch sm90 --compile-only | tail -1
   done
 fi
