@@ -8,7 +8,8 @@
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
 # EVAL_FLAGS adds flags to every full judgement (e.g. EVAL_FLAGS="--holdout 24 --seed 1"), SUBSET_FLAGS
 # to every @GLOB one (e.g. SUBSET_FLAGS="--holdout 24 --holdout-seed 7": the hold-out comes whole);
-# SANITIZE=none skips the sanitizers.
+# SANITIZE=none skips the sanitizers. Each JSON comes back in $OUT beside logs.tgz, or, past six of them
+# (a call returns at most 8 files), packed in $OUT/results.tgz.
 # Before the call, here: stage FA3 and pydantic (evals/device/harness_wheels.sh says how) and prebuild
 # each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90 --compile-only),
 # then `tar -cJf .ks-cache.tar.xz .ks-cache` (a build of the attention kernel is ~10 MB, a dozen exceed a
@@ -53,3 +54,9 @@ for kernel in "${gates[@]}"; do
   echo "sanitizer $kernel: rc=$?"; tail -8 "$OUT/logs/sanitizer-$tag.txt"
 done
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$OUT/logs"
+# A device call brings back at most 8 files: past 6 judgements, the JSONs come back as one results.tgz.
+jsons=("$OUT"/*.json)
+if [ "${#jsons[@]}" -gt 6 ]; then
+  tar -C "$OUT" -czf "$OUT/results.tgz" "${jsons[@]##*/}" && rm -f "${jsons[@]}"
+  echo "${#jsons[@]} judgements in results.tgz"
+fi
