@@ -4,26 +4,31 @@ the replays timed with events) of each kernel given, of torch.compile, and of an
 (`torch.cuda._sleep(0)`: a launch and nothing else) in the same kind of graph: the launch floor no kernel
 gets under, so torch.compile's time over it is the most any kernel can gain there.
     python evals/device/rmsnorm_launch_floor.py KERNEL.cu [KERNEL.cu ...] [--scenarios decode_h1024_r1,...]
-Each kernel is named by its file's stem; the scenarios default to the suite's latency-bound ones (those
-torch.compile runs below half the copy floor in `evals/results/add_rmsnorm-v2-sm90-full.json`)."""
+Each kernel is named by its file's stem; the scenarios default to the suite's latency-bound ones in a
+judgement (`rmsnorm_summary.latency_bound`; --from, default `evals/results/add_rmsnorm-v2-sm90-full.json`).
+`rmsnorm_summary.py JSON --launch-floor OUTPUT` reads the output against the 1.2x bar."""
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import json
 import math
 from pathlib import Path
 
 import torch
+from rmsnorm_summary import latency_bound
 
 from kernelseek.harness.build import build_kernel
 from kernelseek.harness.task import load_task
 from kernelseek.harness.timing import capture, time_graphs
 
-LATENCY_BOUND = ("decode_h1024_r1,decode_h1024_r16,decode_h1024_r128,decode_h4096_r1,decode_h4096_r16,"
-                 "decode_h4096_r128,decode_h7168_r1,decode_h7168_r16,decode_h7168_r128,decode_h16384_r1,"
-                 "decode_h16384_r16,decode_h16384_r128,odd_h1000_r1,unaligned_h1001_r333,strided_h4096_r16,"
-                 "noresidual_h4096_r1,inplace_h4096_r64,large_h16384_r1_m10000")
+JUDGEMENT = Path("evals/results/add_rmsnorm-v2-sm90-full.json")
+
+
+def default_scenarios(judgement: Path = JUDGEMENT) -> list[str]:
+    suite = [s for s in json.loads(judgement.read_text())["scenarios"] if not s.get("holdout") and s.get("floor_fraction")]
+    return [s["scenario"] for s in latency_bound(suite)]
 
 
 def time_scenario(task, scenario, calls: dict, compiled, n_sets: int) -> dict:
@@ -44,7 +49,9 @@ def time_scenario(task, scenario, calls: dict, compiled, n_sets: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("kernels", nargs="+", type=Path)
-    parser.add_argument("--scenarios", default=LATENCY_BOUND, help="comma-separated scenario names")
+    parser.add_argument("--scenarios", help="comma-separated scenario names (default: the latency-bound ones)")
+    parser.add_argument("--from", dest="judgement", type=Path, default=JUDGEMENT,
+                        help="the judgement whose latency-bound scenarios are the default")
     parser.add_argument("--sets", type=int, default=32, help="input sets a graph rotates over (the judge's cap)")
     args = parser.parse_args()
 
@@ -58,7 +65,7 @@ def main() -> None:
     print(f"{torch.cuda.get_device_name()}: us a call, median of the replays of a graph of {args.sets} calls")
     print(f"{'scenario':26s} " + " ".join(f"{n:>14s}" for n in names) + "   torch.compile / empty")
     logs = []
-    for name in args.scenarios.split(","):
+    for name in args.scenarios.split(",") if args.scenarios else default_scenarios(args.judgement):
         scenario = task.find("sm90", name)
         times = time_scenario(task, scenario, calls, compiled, args.sets)
         us = {k: t.median_s * 1e6 for k, t in times.items()}

@@ -1,9 +1,11 @@
 """Summarize add_rmsnorm judgements (the JSONs `kernelseek eval` wrote) against issue 18's bars:
 correct on every scenario, the geomean speedup over torch.compile (and eager beside it), the
 fraction of the memory floor reached, over the suite and over the scenarios with rows >= 4096, and
-where the 1.2x bar would have to come from (`headroom`).
+where the 1.2x bar would have to come from (`headroom`; with --launch-floor, `launch_bound` too).
 
     python3 evals/device/rmsnorm_summary.py evals/results/add_rmsnorm-*-sm90-full.json
+    python3 evals/device/rmsnorm_summary.py evals/results/add_rmsnorm-v5-sm90-full-h100.json \
+        --launch-floor evals/results/add_rmsnorm-launch-floor-h100.txt
 """
 
 from __future__ import annotations
@@ -23,12 +25,17 @@ def geomean(values: list[float]) -> float | None:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
+def latency_bound(suite: list[dict]) -> list[dict]:
+    """The scenarios torch.compile runs below half the copy floor: launch and latency, not bytes."""
+    return [s for s in suite if s["floor_fraction"].get("torch_compile", 0) < 0.5]
+
+
 def headroom(suite: list[dict], bar: float = BAR) -> list[str]:
     """Where the bar would have to come from: bandwidth-bound scenarios (torch.compile at half the copy
     floor or more) gain at most 1 / its floor fraction even at the full copy bandwidth; the rest would then
     need the geomean printed; and the shortest of them, where both kernels are latency, not bytes."""
-    bound = [s for s in suite if s["floor_fraction"].get("torch_compile", 0) >= 0.5]
-    latency = [s for s in suite if s["floor_fraction"].get("torch_compile", 0) < 0.5]
+    latency = latency_bound(suite)
+    bound = [s for s in suite if s not in latency]
     ceiling = geomean([1 / s["floor_fraction"]["torch_compile"] for s in bound])
     lines = [f"  {bar}x bar: bandwidth-bound ({len(bound)}) {fmt(geomean([s['speedup'] for s in bound]))}x, at the "
              f"full copy bandwidth at most {fmt(ceiling)}x"]
@@ -40,6 +47,36 @@ def headroom(suite: list[dict], bar: float = BAR) -> list[str]:
         lines += [f"    {s['scenario']:<24} {s['time_s']['candidate'] * 1e6:.2f} us against torch.compile's "
                   f"{s['time_s']['torch_compile'] * 1e6:.2f} ({s['speedup']:.3f}x)" for s in timed[:3]]
     return lines
+
+
+def launch_floor_table(text: str) -> dict[str, dict[str, float]]:
+    """The rows of rmsnorm_launch_floor.py's output: scenario -> {column: microseconds a call}."""
+    lines = text.splitlines()
+    columns = next(line.split()[1:-3] for line in lines if line.startswith("scenario "))  # less "torch.compile / empty"
+    rows = {}
+    for line in lines:
+        cells = line.split()
+        if len(cells) == len(columns) + 2 and cells[-1].endswith("x") and not line.startswith("scenario "):
+            rows[cells[0]] = dict(zip(columns, map(float, cells[1:-1]), strict=True))
+    return rows
+
+
+def launch_bound(suite: list[dict], table: dict[str, dict[str, float]], bar: float = BAR) -> list[str]:
+    """The bar against the launch floor: every scenario the table timed at an empty kernel's launch + the
+    fastest one-row body it saw (any implementation's time over the empty kernel's) + its bytes at the copy
+    bandwidth; what the rest of the suite would then need, as a fraction of the copy floor."""
+    timed = [s for s in suite if s["scenario"] in table]
+    rest = [s for s in suite if s["scenario"] not in table]
+    one_row = [row for name, row in table.items() if name.endswith("_r1")]
+    body = min(min(v for k, v in row.items() if k != "empty") - row["empty"] for row in one_row)
+    ideal = [s["time_s"]["torch_compile"] / ((table[s["scenario"]]["empty"] + body) * 1e-6 + s["floor_s"]) for s in timed]
+    needed = math.exp((len(suite) * math.log(bar) - sum(map(math.log, ideal))) / len(rest))
+    compile_fraction = geomean([s["floor_fraction"]["torch_compile"] for s in rest])
+    ours = geomean([s["floor_fraction"]["candidate"] for s in rest])
+    return [f"  launch floor: {len(timed)} scenarios at launch + {body:.2f} us + their bytes would be "
+            f"{geomean(ideal):.3f}x torch.compile (this kernel {fmt(geomean([s['speedup'] for s in timed]))}x);",
+            f"  {bar}x over the suite would then need the other {len(rest)} at {needed * compile_fraction:.3f} of the "
+            f"copy floor (torch.compile {compile_fraction:.3f}, this kernel {fmt(ours)})"]
 
 
 def fmt(value: float | None, spec: str = ".3f") -> str:
@@ -78,7 +115,15 @@ def summarize(path: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: python3 evals/device/rmsnorm_summary.py REPORT.json...")
-    for arg in sys.argv[1:]:
+    args = sys.argv[1:]
+    floor_txt = None
+    if "--launch-floor" in args:
+        at = args.index("--launch-floor")
+        floor_txt, args = Path(args[at + 1]), args[:at] + args[at + 2:]
+    if not args:
+        sys.exit("usage: python3 evals/device/rmsnorm_summary.py REPORT.json... [--launch-floor FLOOR.txt]")
+    for arg in args:
         print("\n".join(summarize(Path(arg))))
+        if floor_txt:
+            suite = [s for s in json.loads(Path(arg).read_text())["scenarios"] if not s.get("holdout")]
+            print("\n".join(launch_bound(suite, launch_floor_table(floor_txt.read_text()))))
