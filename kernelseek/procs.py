@@ -47,3 +47,25 @@ def run_group(command: str | list[str], timeout_s: float, *, input: str | None =
     except BaseException:
         kill_group(proc)
         raise
+
+
+def exit_text(code: int | None) -> str:
+    """How a process ended, in words: `signal SIGSEGV`, `status 3`."""
+    if isinstance(code, int) and code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"status {code}"
+
+
+def last_words(log_path: Path, lines: int = 3, tail_bytes: int = 16384) -> str:
+    """The last few lines a process printed to `log_path` that are not indented (a traceback's frames)."""
+    try:
+        with open(log_path, "rb") as log:
+            log.seek(max(0, log_path.stat().st_size - tail_bytes))
+            text = log.read().decode("utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    interesting = [line for line in text if line.strip() and not line.startswith(" ")]
+    return " | ".join((interesting or text)[-lines:])[:600]

@@ -1,32 +1,39 @@
-"""The child process that runs one candidate over a list of scenarios.
+"""The checker: the judging process that decides whether a candidate is correct, and never runs its code.
 
-`python -m kernelseek.harness.child SPEC.json FD` loads the task and the candidate's library, then for
-each scenario writes two JSON lines to the inherited pipe FD: `{"event": "start", ...}` before
-touching it and `{"event": "result", ...}` after, with raw measurements only (errors, times); the
-parent validates every line and derives the speedups. The pipe is no file the candidate could find
-and write (its host code may not open files or make system calls: guard.py). A CUDA error poisons the
-context, so after one the child writes its result and exits; the parent goes on in a new child.
+`python -m kernelseek.harness.child SPEC.json FD` loads the task (not the candidate's library) and
+reports to the parent on the inherited pipe FD: `ready`, then for each scenario a `start` before
+touching it and a `result` after, with raw measurements only (errors, times); the parent validates
+every line and derives the speedups. The candidate's code runs in a second process, the host
+(host.py), which this one starts: the host loads the library, sealed so that nothing the candidate may
+call can write to its socket, and holds no descriptor of this pipe. Every input and output the
+candidate touches is this process's memory, mapped by the host (shared.py): the references, the
+baselines' errors, the guard bands and the verdicts are computed here, on what the candidate wrote.
+The host reports only what cannot be seen from here (the entry point's status, its times), and each
+time is a claim: one below the physical floor (floors.py) fails the scenario. If the host dies or
+errs fatally, this process reports the scenario and exits; the parent goes on in a new pair.
 
-Every tensor the candidate sees lies inside guard bands (canary.py); the reference and the baseline's
-error are computed before the candidate sees the inputs, and a copy taken then must still equal the
-inputs afterwards. Per scenario (the rules of DESIGN.md, in order):
-  1. check: fresh random inputs, NaN-poisoned outputs, one eager call; status 0, guard bands and
-     inputs untouched, every element written, error against the float32 reference within the task's
-     tolerance relative to the headline baseline's error on the same inputs;
+Per scenario (the rules of DESIGN.md, in order):
+  1. check: fresh random inputs inside guard bands (canary.py), NaN-poisoned outputs, one call; status
+     0, guard bands and inputs untouched, every element written, error against the float32 reference
+     within the task's tolerance relative to the headline baseline's error on the same inputs (both
+     computed before the candidate saw the inputs);
   2. time: rotating input sets, each implementation captured in a CUDA graph, replays interleaved;
-  3. check the timed call itself: write new values into one set's inputs, poison its outputs,
-     replay the graph, check that set;
-  4. check again with those values in new allocations (made while the old ones are alive);
+     before every replay the inputs get new values and the outputs are poisoned, after it no poison
+     may be left (host.py); at two trials picked here, one set gets values of this process's making
+     and the timed call's outputs are checked as in 1; then repeated calls on unchanged inputs must
+     each write their outputs (a memo that skips any of them leaves poison);
+  3. check again with the last checked values in new allocations (made while the old ones are alive);
+  4. the speed of light: the candidate's time must not be below the memory or compute floor;
   5. the eager call time of each implementation, reported beside.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -38,21 +45,25 @@ from typing import Any
 import torch
 
 from kernelseek.harness.canary import Guarded
+from kernelseek.harness.floors import peak_flops, speed_of_light
+from kernelseek.harness.runner import OUTPUT_LIMIT
+from kernelseek.harness.shared import Arena
 from kernelseek.harness.task import Baseline, Scenario, Task, load_task
-from kernelseek.harness.timing import (
-    CaptureError,
-    capture,
-    copy_bandwidth,
-    time_by_kernel_durations,
-    time_calls,
-    time_graphs,
-)
+from kernelseek.harness.timing import copy_bandwidth
+from kernelseek.harness.wire import Peer, WireError, expect_reply, number, pair
+from kernelseek.procs import exit_text, last_words
 
 GPU_ARCHS = ("sm90", "sm100")
+VERIFIED_TRIALS = 2  # timed calls per scenario whose outputs this process checks on values of its own
+REPEATS = 17  # repeated calls on unchanged inputs: enough to catch a memo that skips one in sixteen
 
 
 class ScenarioFailure(Exception):
     """The candidate is wrong on this scenario; the message says how."""
+
+
+class HostGone(Exception):
+    """The candidate's process died, hung up or broke the protocol; the message says how. Fatal here."""
 
 
 def _tensors(values: dict[str, Any]) -> list[torch.Tensor]:
@@ -79,33 +90,139 @@ def _finite(errors: dict[str, float]) -> dict[str, float | None]:
     return {k: (v if math.isfinite(v) else None) for k, v in errors.items()}
 
 
-class Judge:
-    """Runs the steps above for one scenario. `spec` holds the options the parent chose."""
+class Host:
+    """The candidate's process, seen from here: start it, give it orders, read its replies."""
 
-    def __init__(self, task: Task, library: str, arch: str, spec: dict):
-        self.task, self.arch, self.spec = task, arch, spec
+    def __init__(self, spec: dict, folder: Path, number_: int):
+        mine, theirs = pair()
+        self.log_path = folder / f"host-{number_}.log"
+        spec_path = folder / f"host-spec-{number_}.json"
+        spec_path.write_text(json.dumps(spec))
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kernelseek.harness.host", str(spec_path), str(theirs.fileno())],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(theirs.fileno(),),
+                preexec_fn=_die_with_parent)
+        theirs.close()
+        self.peer = Peer(mine)
+        self.ask_reply("ready", {})
+
+    def order(self, message: dict, fds: list[int] = ()) -> None:
+        try:
+            self.peer.order(message, list(fds))
+        except OSError as error:
+            raise HostGone(self._gone(f"it stopped listening ({error})")) from None
+
+    def reply(self) -> dict:
+        try:
+            message = self.peer.take_reply()
+        except WireError as error:
+            raise HostGone(self._gone(str(error))) from None
+        if message.get("reply") == "error":
+            text = str(message.get("text"))[:600]
+            if message.get("fatal"):
+                raise HostGone(f"CUDA error: {text}")
+            raise RuntimeError(f"in the candidate's process: {text}")
+        return message
+
+    def ask_reply(self, kind: str, fields: dict, message: dict | None = None, fds: list[int] = ()) -> dict:
+        if message is not None:
+            self.order(message, fds)
+        try:
+            return expect_reply(self.reply(), kind, fields)
+        except WireError as error:
+            raise HostGone(self._gone(f"it broke the protocol ({error})")) from None
+
+    def _gone(self, what: str) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return f"the candidate's process {what}; it was killed"
+        if code == -signal.SIGXFSZ:
+            return f"crash: the candidate printed more than {OUTPUT_LIMIT >> 20} MB and was stopped"
+        words = last_words(self.log_path)
+        return f"crash: the candidate's process exited with {exit_text(code)}" + (f": {words}" if words else "")
+
+    def end(self) -> None:
+        try:
+            self.peer.order({"op": "exit"})
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.peer.sock.close()
+
+
+def _die_with_parent() -> None:  # runs in the host between fork and exec
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class Checker:
+    """Runs the steps above for one scenario, with the candidate's calls made by `host`."""
+
+    def __init__(self, task: Task, arch: str, spec: dict, host: Host, device: dict):
+        self.task, self.arch, self.spec, self.host = task, arch, spec, host
         self.gpu = arch in GPU_ARCHS
         self.device = "cuda" if self.gpu else "cpu"
-        self.call = task.bind(ctypes.CDLL(library))
         baselines = task.baselines(arch)
         headline = task.headline_baseline.get(arch)
         self.baseline: Baseline | None = next((b for b in baselines if b.name == headline), None)
         self.beside = [b for b in baselines if b.name != headline and b.unavailable is None
                        and spec.get("beside", False)]
         self.rng = random.Random(spec["seed"])
+        self.arena = Arena()
+        self.keys = 0
+        self.peak = peak_flops(arch, task.compute_dtype, device.get("sms"), _mhz(device.get("clocks", {})))
+        self._bandwidths: dict[int, float] = {}
 
     def sync(self) -> None:
         if self.gpu:
             torch.cuda.synchronize()
 
-    def stream(self) -> int:
-        return torch.cuda.current_stream().cuda_stream if self.gpu else 0
+    # --- memory the host maps ------------------------------------------------------------------------
+    def inputs(self, scenario: Scenario, seed: int, shared: bool = True) -> Guarded:
+        return Guarded(self.task.make_inputs(scenario, seed, self.device), pattern=seed,
+                       alloc=self.arena.alloc if shared else None)
 
-    def run_candidate(self, scenario: Scenario, inputs: dict, outputs: dict) -> None:
-        status = self.call(scenario, inputs, outputs, self.stream())
-        if status != 0:
-            raise ScenarioFailure(f"the entry point returned {status} (an error or an unsupported case)")
+    def outputs(self, scenario: Scenario, inputs: Guarded, seed: int) -> Guarded:
+        return Guarded(self.task.new_outputs(scenario, inputs.values, self.device), pattern=seed + 1,
+                       alloc=self.arena.alloc)
 
+    def share(self, *groups: Guarded) -> list[int]:
+        """Map `groups` into the host; returns their keys there."""
+        buffers = [b for g in groups for b in g.buffers]
+        handles, fds = self.arena.handles(buffers)
+        layouts, keys, first = {}, [], 0
+        for group in groups:
+            self.keys += 1
+            layout = group.layout()
+            layout["views"] = {k: (i + first, *rest) for k, (i, *rest) in layout["views"].items()}
+            layouts[self.keys] = layout
+            keys.append(self.keys)
+            first += len(group.buffers)
+        self.sync()  # what was written here is there before the host reads it
+        try:
+            self.host.ask_reply("mapped", {}, {"op": "map", "handles": handles, "layouts": layouts}, fds)
+        finally:
+            Arena.close(fds)
+        return keys
+
+    def drop(self, keys: list[int]) -> None:
+        self.host.ask_reply("dropped", {}, {"op": "drop", "keys": keys})
+
+    def call(self, scenario: Scenario, inputs: int, outputs: int) -> None:
+        reply = self.host.ask_reply("called", {"status": int},
+                                    {"op": "call", "scenario": scenario.to_dict(), "inputs": inputs, "outputs": outputs})
+        if reply["status"] != 0:
+            raise ScenarioFailure(f"the entry point returned {reply['status']} (an error or an unsupported case)")
+
+    # --- checks ------------------------------------------------------------------------------------
     @staticmethod
     def poison(outputs: dict) -> None:
         for t in _tensors(outputs):
@@ -124,6 +241,16 @@ class Judge:
         expected = self.task.reference(scenario, inputs)
         allowed, source = self.allowed_errors(scenario, inputs, expected)
         return expected, allowed, source
+
+    def allowed_errors(self, scenario: Scenario, inputs: dict, reference: dict) -> tuple[dict, str]:
+        if self.baseline is None or self.baseline.unavailable:
+            return self.task.fallback_errors(scenario, inputs, reference), "the low-precision reference"
+        base_out = self.baseline.run(scenario, inputs)
+        self.sync()
+        if _nan_count(base_out):
+            raise RuntimeError(f"the baseline {self.baseline.name} wrote NaN on this scenario "
+                               "(before the candidate ran: the baseline's own failure)")
+        return self.task.errors(scenario, base_out, reference), f"{self.baseline.name}'s error"
 
     def check(self, scenario: Scenario, inputs: Guarded, pristine: dict, outputs: Guarded, what: str,
               reference: tuple[dict, dict, str]) -> dict:
@@ -147,22 +274,7 @@ class Judge:
             raise ScenarioFailure(f"{what}: {why} (allowed relative to {source})")
         return {"errors": _finite(errors), "allowed": _finite(allowed), "relative_to": source}
 
-    def allowed_errors(self, scenario: Scenario, inputs: dict, reference: dict) -> tuple[dict, str]:
-        if self.baseline is None or self.baseline.unavailable:
-            return self.task.fallback_errors(scenario, inputs, reference), "the low-precision reference"
-        base_out = self.baseline.run(scenario, inputs)
-        self.sync()
-        if _nan_count(base_out):
-            raise RuntimeError(f"the baseline {self.baseline.name} wrote NaN on this scenario "
-                               "(before the candidate ran: the baseline's own failure)")
-        return self.task.errors(scenario, base_out, reference), f"{self.baseline.name}'s error"
-
-    def inputs(self, scenario: Scenario, seed: int) -> Guarded:
-        return Guarded(self.task.make_inputs(scenario, seed, self.device), pattern=seed)
-
-    def outputs(self, scenario: Scenario, inputs: Guarded, seed: int) -> Guarded:
-        return Guarded(self.task.new_outputs(scenario, inputs.values, self.device), pattern=seed + 1)
-
+    # --- one scenario -------------------------------------------------------------------------------
     def scenario(self, scenario: Scenario) -> dict:
         seed = self.rng.randrange(1 << 30)
         result: dict[str, Any] = {"scenario": scenario.name, "group": scenario.group, "correct": False}
@@ -171,92 +283,141 @@ class Judge:
         reference = self.expect(scenario, inputs.values)
         pristine = _copies(inputs.values)
         outputs = self.outputs(scenario, inputs, seed)
-        self.run_candidate(scenario, inputs.values, outputs.values)
+        keys = self.share(inputs, outputs)
+        self.call(scenario, *keys)
         result["check"] = self.check(scenario, inputs, pristine, outputs, "first check", reference)
-        del outputs, reference
-        # 2. time against the baseline over rotating input sets
-        set_bytes = max(1, _set_bytes(inputs.values))
+        self.drop(keys)
+        # 2. time against the baselines over rotating input sets
+        set_bytes = max(1, _set_bytes(inputs.values, outputs.values))
         l2 = self.spec.get("l2_bytes", 50 << 20)
         count = max(1, min(self.spec.get("max_sets", 32), math.ceil(3 * l2 / set_bytes)))
-        del inputs, pristine
+        del inputs, outputs, pristine, reference
         sets = [self.inputs(scenario, seed + 1 + i) for i in range(count)]
         outs = [self.outputs(scenario, s, seed + 1 + i) for i, s in enumerate(sets)]
-        impls = {"candidate": lambda: [self.run_candidate(scenario, s.values, o.values)
-                                       for s, o in zip(sets, outs, strict=True)]}
-        baselines = [b for b in (self.baseline, *self.beside) if b is not None and b.unavailable is None
+        keys = self.share(*sets, *outs)
+        pairs = list(zip(keys[:count], keys[count:], strict=True))
+        baselines = [b.name for b in (self.baseline, *self.beside) if b is not None and b.unavailable is None
                      and (b.supports is None or b.supports(scenario))]
-        for b in baselines:
-            impls[b.name] = (lambda b=b: [b.run(scenario, s.values) for s in sets])
-        for name, fn in list(impls.items()):
-            try:
-                fn()  # each implementation's first call happens outside the capture
-            except RuntimeError as error:
-                if name == "candidate" or name == getattr(self.baseline, "name", None):
-                    raise
-                # a baseline timed only beside the headline may decline a shape; that costs the candidate nothing
-                result.setdefault("beside_skipped", {})[name] = str(error).splitlines()[0][:200]
-                del impls[name]
-                self.sync()
-        times, timing_mode = self._time(impls, count, result)
-        # 3. the timed call itself, on new values in the same buffers: a kernel that skips work after
-        #    its first call, or answers from a cache keyed on pointers, fails here
-        j = self.rng.randrange(count)
-        new_values = self.inputs(scenario, seed + 5_000)
-        reference = self.expect(scenario, new_values.values)
-        pristine = _copies(new_values.values)
-        self.refill(sets[j].values, new_values.values)
-        self.poison(outs[j].values)
-        if self.gpu:
-            self._graphs["candidate"].replay()
-        else:
-            impls["candidate"]()
-        self.sync()
-        # 4. the same new values in new allocations, made while the old ones are alive so that the
-        #    addresses differ (torch's allocator would otherwise hand the freed block back)
-        fresh_outputs = self.outputs(scenario, new_values, seed + 5_000)
-        self.run_candidate(scenario, new_values.values, fresh_outputs.values)
-        self.check(scenario, sets[j], pristine, outs[j], "the timed call, on new values in the same buffers",
-                   reference)
-        self.check(scenario, new_values, pristine, fresh_outputs, "the check after timing, on new buffers",
-                   reference)
+        timed, checked = self._time(scenario, seed, sets, outs, pairs, baselines)
         for i, (s, o) in enumerate(zip(sets, outs, strict=True)):
             breach = o.breach() or s.breach()
             if breach:
                 raise ScenarioFailure(f"timing, input set {i}: the candidate {breach}")
-        # 5. eager call time, beside
-        eager = time_calls({name: (lambda fn=fn: fn()) for name, fn in impls.items()}, count,
-                           budget_s=0.05, synchronize=self.sync, min_trials=3, max_trials=10)
-        self._graphs = {}
+        # 3. the last checked values again, in new allocations made while the old ones are alive (so that
+        #    the addresses differ: torch's allocator would otherwise hand the freed block back)
+        new_values, reference = checked
+        fresh_inputs = Guarded(new_values.values, pattern=seed + 7, alloc=self.arena.alloc)
+        fresh_outputs = self.outputs(scenario, fresh_inputs, seed + 7)
+        pristine = _copies(fresh_inputs.values)
+        fresh = self.share(fresh_inputs, fresh_outputs)
+        self.call(scenario, *fresh)
+        self.check(scenario, fresh_inputs, pristine, fresh_outputs, "the check after timing, on new buffers", reference)
+        self.drop(keys + fresh)
+        # 4. the speed of light
+        moved = self.task.bytes_moved(scenario)
+        why = speed_of_light(timed["time_s"]["candidate"], bytes_moved=moved,
+                             copy_bandwidth=self._bandwidth(count * set_bytes) if moved else None,
+                             flops=self.task.flops(scenario),
+                             peak=self.peak)
+        if why:
+            raise ScenarioFailure(why)
         # raw measurements only: the parent derives speedups and rates from them
-        result.update(correct=True, timing=timing_mode, sets=count, trials=times["candidate"].trials,
-                      time_s={k: v.median_s for k, v in times.items()},
-                      spread={k: round(v.spread, 4) for k, v in times.items()},
-                      eager_s={k: v.median_s for k, v in eager.items()})
+        result.update(correct=True, timing=timed["timing"], sets=count, trials=timed["trials"],
+                      time_s=timed["time_s"], spread=timed["spread"], eager_s=timed["eager_s"])
+        for key in ("skipped", "baseline_timing"):
+            if timed.get(key):
+                result["beside_skipped" if key == "skipped" else key] = timed[key]
         return result
 
-    def _time(self, impls: dict, count: int, result: dict) -> tuple[dict, str]:
-        budget = self.spec.get("budget_s", 0.2)
-        if not self.gpu:
-            return time_calls(impls, count, budget_s=budget, clock=time.thread_time), "thread CPU time"
-        self._graphs = {}
-        uncapturable: dict[str, str] = {}
-        for name, fn in impls.items():
-            try:
-                self._graphs[name] = capture(fn)
-            except CaptureError as error:
-                if name == "candidate":
-                    raise ScenarioFailure(
-                        f"the launcher is not capture-safe after its first call ({error}); a launcher must "
-                        "not allocate, synchronize or copy between host and device on later calls") from None
-                if name == getattr(self.baseline, "name", None):
-                    uncapturable[name] = str(error)
-                else:
-                    result.setdefault("beside_skipped", {})[name] = f"not capturable: {error}"
-        times = time_graphs(self._graphs, count, budget_s=budget)
-        for name, why in uncapturable.items():
-            times[name] = time_by_kernel_durations(impls[name], count)
-            result["baseline_timing"] = f"{name}: its kernels' durations from the profiler (not capturable: {why})"
-        return times, "cuda graph replay"
+    def _time(self, scenario: Scenario, seed: int, sets: list[Guarded], outs: list[Guarded],
+              pairs: list[tuple[int, int]], baselines: list[str]) -> tuple[dict, tuple[Guarded, tuple]]:
+        """Order the timing and answer the host's pauses; returns (its times, the last values checked)."""
+        self.host.order({"op": "time", "scenario": scenario.to_dict(), "sets": pairs, "baselines": baselines,
+                         "headline": getattr(self.baseline, "name", None), "budget_s": self.spec.get("budget_s", 0.2),
+                         "repeats": REPEATS})
+        checked: tuple[Guarded, tuple] | None = None
+        verify_at: list[int] = []
+        chosen = -1
+        while True:
+            reply = self.host.reply()
+            kind = reply.get("reply")
+            if kind == "sized":
+                trials = int(number(reply.get("trials"), "trials", positive=True))
+                verify_at = sorted(self.rng.sample(range(trials), min(VERIFIED_TRIALS, trials)))
+                self.host.order({"op": "verify_at", "verify_at": verify_at})
+            elif kind == "verify":
+                trial = reply.get("trial")
+                if trial not in verify_at:
+                    raise HostGone(f"the candidate's process paused at trial {str(trial)[:20]}, which was not asked")
+                # values of this process's making in one set, poisoned outputs: the timed call must compute them
+                chosen = self.rng.randrange(len(sets))
+                new_values = self.inputs(scenario, seed + 5_000 + trial, shared=False)
+                reference = self.expect(scenario, new_values.values)
+                self.refill(sets[chosen].values, new_values.values)
+                pristine = _copies(sets[chosen].values)
+                self.poison(outs[chosen].values)
+                self.sync()
+                checked = (new_values, reference)
+                self.host.order({"op": "go"})
+            elif kind == "replayed":
+                if checked is None or reply.get("trial") not in verify_at:
+                    raise HostGone("the candidate's process reported a replay that was not asked")
+                what = f"the timed call (trial {reply['trial']}, input set {chosen})"
+                try:
+                    for i, o in enumerate(outs):
+                        left = _nan_count(o.values)
+                        if left:
+                            raise ScenarioFailure(f"{what}: the candidate left its output unwritten on a timed call "
+                                                  f"({left} elements of input set {i}'s outputs still held the poison)")
+                    self.check(scenario, sets[chosen], pristine, outs[chosen], what, checked[1])
+                except ScenarioFailure:
+                    self.host.order({"op": "stop"})
+                    raise
+                self.host.order({"op": "go"})
+            elif kind == "status":
+                raise ScenarioFailure(f"the entry point returned {reply.get('status')} on a timed call")
+            elif kind == "uncapturable":
+                raise ScenarioFailure(
+                    f"the launcher is not capture-safe after its first call ({str(reply.get('text'))[:300]}); a "
+                    "launcher must not allocate, synchronize or copy between host and device on later calls")
+            elif kind == "timed":
+                break
+            else:
+                raise HostGone(f"the candidate's process sent an unexpected reply: {str(reply)[:120]}")
+        names = {"candidate", *baselines}
+        try:
+            for field in ("time_s", "eager_s"):
+                table = reply.get(field)
+                if not isinstance(table, dict) or not set(table) <= names or "candidate" not in table:
+                    raise WireError(f"{field} names {str(table)[:80]}")
+                for name, value in table.items():
+                    number(value, f"{field}[{name}]", positive=True)
+            trials = int(number(reply.get("trials"), "trials", positive=True))
+        except WireError as error:
+            raise HostGone(f"the candidate's process sent invalid times ({error})") from None
+        if trials < len(verify_at) or checked is None:
+            raise HostGone("the candidate's process skipped the checked trials")
+        unwritten = reply.get("unwritten")
+        if isinstance(unwritten, dict):
+            if "repeat" in unwritten:
+                raise ScenarioFailure(f"the candidate left its output unwritten on a repeated call with unchanged "
+                                      f"inputs (call {unwritten['repeat'] + 2} on the same inputs; "
+                                      f"{unwritten.get('count')} elements still held the poison)")
+            raise ScenarioFailure(f"the candidate left its output unwritten on a timed call (trial "
+                                  f"{unwritten.get('trial')}; {unwritten.get('count')} elements still held the poison)")
+        return reply, checked
+
+    def _bandwidth(self, footprint: int) -> float | None:
+        """A copy's bandwidth over `footprint` bytes (rounded up to a power of two, measured once each)."""
+        size = 1 << max(20, math.ceil(math.log2(max(footprint, 1))))
+        if size not in self._bandwidths:
+            self._bandwidths[size] = copy_bandwidth(self.device, size // 2, budget_s=0.05)
+        return self._bandwidths[size]
+
+
+def _mhz(clocks: dict) -> float | None:
+    found = re.match(r"\s*([\d.]+)", str(clocks.get("clocks.max.sm", "")))
+    return float(found.group(1)) if found else None
 
 
 def device_info(arch: str) -> dict:
@@ -291,7 +452,7 @@ def warm_clocks(seconds: float) -> None:
 def main(spec_path: str, channel_fd: int) -> int:
     spec = json.loads(Path(spec_path).read_text())
     os.set_inheritable(channel_fd, False)
-    # Python ignores SIGXFSZ; restored, a candidate that prints past the parent's output limit is stopped
+    # Python ignores SIGXFSZ; restored, a process that prints past the parent's output limit is stopped
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 
     def emit(**event: Any) -> None:
@@ -302,20 +463,30 @@ def main(spec_path: str, channel_fd: int) -> int:
     arch = spec["arch"]
     torch.manual_seed(spec["seed"])
     if arch == "cpu":
-        torch.set_num_threads(1)  # the candidate is single-threaded; so is its baseline
+        torch.set_num_threads(1)  # the baseline's errors are computed as it is timed: on one thread
     task = load_task(spec["task"])
     if arch in GPU_ARCHS:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         warm_clocks(spec.get("warm_s", 1.0))
         spec.setdefault("l2_bytes", getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20))
-    # the copy bandwidth the task's memory floor is measured against, before any candidate code is here
+    # the copy bandwidth the task's memory floor is reported against, before the candidate's process exists
     floors = any(task.bytes_moved(Scenario(**entry)) for entry in spec["scenarios"])
     bandwidth = copy_bandwidth("cuda" if arch in GPU_ARCHS else "cpu") if floors else None
-    # ready is sent before the candidate's library is loaded, so none of its code has run yet
-    emit(event="ready", device=device_info(arch), copy_bandwidth_Bps=bandwidth,
+    device = device_info(arch)
+    emit(event="ready", device=device, copy_bandwidth_Bps=bandwidth,
          baselines={b.name: (b.unavailable or "available", b.info) for b in task.baselines(arch)})
-    judge = Judge(task, spec["library"], arch, spec)
+    folder = Path(spec_path).parent
+    host_spec = {k: spec[k] for k in ("task", "library", "arch", "seed")}
+    try:
+        host = Host(host_spec, folder, len(list(folder.glob("host-*.log"))))
+    except HostGone as gone:  # the library did not load (a constructor crashed, a symbol is missing)
+        for entry in spec["scenarios"]:
+            emit(event="start", scenario=entry["name"])
+            emit(event="result", scenario=entry["name"], group=entry["group"], correct=False, reason=str(gone))
+        emit(event="done")
+        return 0
+    checker = Checker(task, arch, spec, host, device)
     for entry in spec["scenarios"]:
         scenario = Scenario(**entry)
         name = scenario.name
@@ -323,22 +494,28 @@ def main(spec_path: str, channel_fd: int) -> int:
         started = time.perf_counter()
         fatal = False
         try:
-            result = judge.scenario(scenario)
+            result = checker.scenario(scenario)
         except ScenarioFailure as failure:
             result = {"scenario": name, "group": scenario.group, "correct": False, "reason": str(failure)}
+        except HostGone as gone:
+            fatal = True
+            result = {"scenario": name, "group": scenario.group, "correct": False, "reason": str(gone)}
         except torch.cuda.OutOfMemoryError as error:
             result = {"scenario": name, "group": scenario.group, "correct": False,
                       "reason": f"out of GPU memory: {str(error).splitlines()[0]}"}
+            fatal = True  # the two processes' memory is tangled; start both afresh
         except Exception as error:  # noqa: BLE001 - whatever broke, this scenario fails with the reason
             text = str(error).splitlines()[0] if str(error) else type(error).__name__
             fatal = "CUDA" in text or "cuda" in text or "illegal" in text.lower()
             reason = f"CUDA error: {text}" if fatal else f"harness error: {text}"
             result = {"scenario": name, "group": scenario.group, "correct": False, "reason": reason,
                       "traceback": traceback.format_exc(limit=4)}
+            fatal = True  # the candidate's process may be mid-order; a new pair goes on
         result["wall_s"] = round(time.perf_counter() - started, 3)
         emit(event="result", **result)
         if fatal:
-            return 3  # the CUDA context is unusable after an error; the parent continues in a new child
+            return 3  # the parent continues with the scenarios left, in a new pair of processes
+    host.end()
     emit(event="done")
     return 0
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelseek.harness.records import RecordError, check_bandwidth, check_event, check_result, derive
-from kernelseek.procs import kill_group
+from kernelseek.procs import exit_text, kill_group, last_words
 
 OUTPUT_LIMIT = 64 << 20  # bytes a child may print (stdout and stderr together, to one file)
 LINE_LIMIT = 1 << 20  # the longest record a child may send
@@ -226,25 +226,5 @@ def _reason(outcome: dict, code: int | None, log_path: Path) -> str:
         return f"the judging process sent an invalid record ({outcome['why']}); it was killed"
     if code == -signal.SIGXFSZ:
         return f"crash: the candidate printed more than {OUTPUT_LIMIT >> 20} MB and was stopped"
-    last_words = _last_words(log_path)
-    return f"crash: the process exited with {_exit_text(code)}" + (f": {last_words}" if last_words else "")
-
-
-def _exit_text(code: Any) -> str:
-    if isinstance(code, int) and code < 0:
-        try:
-            return f"signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"signal {-code}"
-    return f"status {code}"
-
-
-def _last_words(log_path: Path, lines: int = 3, tail_bytes: int = 16384) -> str:
-    try:
-        with open(log_path, "rb") as log:
-            log.seek(max(0, log_path.stat().st_size - tail_bytes))
-            text = log.read().decode("utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    interesting = [line for line in text if line.strip() and not line.startswith(" ")]
-    return " | ".join((interesting or text)[-lines:])[:600]
+    words = last_words(log_path)
+    return f"crash: the process exited with {exit_text(code)}" + (f": {words}" if words else "")

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import torch
+
 
 class TaskError(ValueError):
     """A task folder that cannot be used; the message names the file and the fix."""
@@ -69,6 +71,9 @@ class Task:
     # refuses an #include of one, installed here or not. None by default: then only the guard's own rule holds
     # (headers of the CUDA toolkit and of the system's C/C++ library only).
     forbidden_libraries: dict[str, str] = {}
+    # The narrowest type a kernel for this task may multiply in on the tensor cores ("bf16", "fp8"...): the
+    # compute floor is `flops` at that type's dense peak (floors.py). None: no compute floor.
+    compute_dtype: str | None = None
 
     folder: Path = Path(".")
 
@@ -103,6 +108,16 @@ class Task:
     def new_outputs(self, scenario: Scenario, inputs: dict[str, Any], device: str) -> dict[str, Any]:
         """Freshly allocated outputs, poisoned with NaN so that an unwritten element is seen."""
         raise NotImplementedError
+
+    def vary_inputs(self, inputs: dict[str, Any]) -> None:
+        """Give every floating-point input new values in place, of the kind the scenario allows, so that no
+        timed call sees inputs an earlier one saw (a cache keyed on their content never hits). Runs before
+        every timed call, outside the timed interval, captured in a CUDA graph on a GPU: torch ops only, no
+        host synchronization. The default flips the sign of each element at random, which keeps every
+        magnitude; a task whose inputs must keep their signs overrides it."""
+        for value in inputs.values():
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                value.mul_(torch.randint_like(value, 0, 2).mul_(2).sub_(1))
 
     def bind(self, lib: ctypes.CDLL) -> Callable[[Scenario, dict, dict, int], int]:
         """Return `call(scenario, inputs, outputs, stream) -> status` for the entry point in `lib`."""

@@ -49,8 +49,21 @@ def capture(calls: Callable[[], None]) -> torch.cuda.CUDAGraph:
     return graph
 
 
+@dataclass
+class Hooks:
+    """What runs around every timed measurement, outside the timed interval: `before(name, trial)` makes
+    the call's inputs and outputs ready (new values, poisoned outputs), `after(name, trial)` checks what
+    it wrote, `sized(trials)` hears how many trials there will be once the first round was timed.
+    `trial` is the index of the measured trial, or -1 for the warm-up and sizing rounds."""
+
+    before: Callable[[str, int], None] = lambda name, trial: None
+    after: Callable[[str, int], None] = lambda name, trial: None
+    sized: Callable[[int], None] = lambda trials: None
+
+
 def time_graphs(graphs: dict[str, torch.cuda.CUDAGraph], calls_per_replay: int, *,
-                budget_s: float, min_trials: int = 5, max_trials: int = 100) -> dict[str, Timed]:
+                budget_s: float, min_trials: int = 5, max_trials: int = 100,
+                hooks: Hooks | None = None) -> dict[str, Timed]:
     """Replay each graph in turn, trial after trial (the order alternates), and time each replay."""
     names = list(graphs)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -63,12 +76,14 @@ def time_graphs(graphs: dict[str, torch.cuda.CUDAGraph], calls_per_replay: int, 
         return start.elapsed_time(end) / 1e3 / calls_per_replay
 
     # warm-up: the first replays upload the graph and bring the clocks up
-    return _interleaved(names, replay, calls_per_replay, budget_s, min_trials, max_trials, warmups=2)
+    return _interleaved(names, replay, calls_per_replay, budget_s, min_trials, max_trials, warmups=2,
+                        hooks=hooks or Hooks())
 
 
 def time_calls(calls: dict[str, Callable[[], None]], calls_per_round: int, *, budget_s: float,
                synchronize: Callable[[], None] = lambda: None, min_trials: int = 5,
-               max_trials: int = 200, clock: Callable[[], float] = time.perf_counter) -> dict[str, Timed]:
+               max_trials: int = 200, clock: Callable[[], float] = time.perf_counter,
+               hooks: Hooks | None = None) -> dict[str, Timed]:
     """Host-clock timing of plain calls: the eager call time on a GPU (wall clock) and CPU kernels
     (`clock=time.thread_time`: the CPU time of this thread, so that other processes on a shared
     machine do not leak into the numbers; both sides run single-threaded in this thread)."""
@@ -81,22 +96,33 @@ def time_calls(calls: dict[str, Callable[[], None]], calls_per_round: int, *, bu
         synchronize()
         return (clock() - t0) / calls_per_round
 
-    return _interleaved(names, once, calls_per_round, budget_s, min_trials, max_trials, warmups=1)
+    return _interleaved(names, once, calls_per_round, budget_s, min_trials, max_trials, warmups=1,
+                        hooks=hooks or Hooks())
 
 
 def _interleaved(names: list[str], measure: Callable[[str], float], calls_per_round: int, budget_s: float,
-                 min_trials: int, max_trials: int, *, warmups: int) -> dict[str, Timed]:
+                 min_trials: int, max_trials: int, *, warmups: int, hooks: Hooks) -> dict[str, Timed]:
     """Warm up, size the number of trials to the budget, then measure the implementations in turn,
     trial after trial, alternating their order so that neither always follows the other."""
+    def timed(name: str, trial: int) -> float:
+        hooks.before(name, trial)
+        seconds = measure(name)
+        hooks.after(name, trial)
+        return seconds
+
     for name in names:
         for _ in range(warmups):
-            measure(name)
-    one_round = sum(measure(name) for name in names) * calls_per_round
-    trials = max(min_trials, min(max_trials, int(budget_s / max(one_round, 1e-9))))
+            timed(name, -1)
+    started = time.perf_counter()
+    one_round = sum(timed(name, -1) for name in names) * calls_per_round
+    # the budget is wall time: what runs around the measurements counts too
+    per_round = max(one_round, time.perf_counter() - started, 1e-9)
+    trials = max(min_trials, min(max_trials, int(budget_s / per_round)))
+    hooks.sized(trials)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for trial in range(trials):
         for name in names if trial % 2 == 0 else reversed(names):
-            samples[name].append(measure(name))
+            samples[name].append(timed(name, trial))
     return {name: _summary(values) for name, values in samples.items()}
 
 

@@ -32,6 +32,7 @@ class FlashAttnFwd(Task):
     # libraries that would do a kernel's work for it, or hide it: refused by the guard, even from the toolkit
     forbidden_libraries = {"CUTLASS": r"cutlass.*", "CuTe": "cute", "cuBLAS": r"cublas.*", "cuDNN": r"cudnn.*",
                            "Thrust": "thrust"}
+    compute_dtype = "bf16"  # its inputs and outputs are bf16; the compute floor is the bf16 tensor-core peak
 
     def scenarios(self, arch: str) -> list[Scenario]:
         return {"sm90": suites.sm90, "sm100": suites.sm100, "tiny": suites.tiny}[arch]()
