@@ -111,13 +111,13 @@ class Host:
         try:
             self.peer.order(message, list(fds))
         except OSError as error:
-            raise HostGone(self._gone(f"it stopped listening ({error})")) from None
+            raise HostGone(self._gone(f"stopped listening ({error})")) from None
 
     def reply(self) -> dict:
         try:
             message = self.peer.take_reply()
         except WireError as error:
-            raise HostGone(self._gone(str(error))) from None
+            raise HostGone(self._gone(f"sent no reply ({error})")) from None
         if message.get("reply") == "error":
             text = str(message.get("text"))[:600]
             if message.get("fatal"):
@@ -131,7 +131,7 @@ class Host:
         try:
             return expect_reply(self.reply(), kind, fields)
         except WireError as error:
-            raise HostGone(self._gone(f"it broke the protocol ({error})")) from None
+            raise HostGone(self._gone(f"broke the protocol ({error})")) from None
 
     def _gone(self, what: str) -> str:
         try:
