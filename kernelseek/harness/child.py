@@ -102,7 +102,7 @@ class Host:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kernelseek.harness.host", str(spec_path), str(theirs.fileno())],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(theirs.fileno(),),
-                preexec_fn=_die_with_parent)
+                preexec_fn=_die_with_parent, env=host_environment())
         theirs.close()
         self.peer = Peer(mine)
         self.ask_reply("ready", {})
@@ -155,6 +155,15 @@ class Host:
             self.proc.kill()
             self.proc.wait()
         self.peer.sock.close()
+
+
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|DSN|POSTGRES", re.IGNORECASE)
+
+
+def host_environment() -> dict[str, str]:
+    """This process's environment without what looks like a secret (API keys, tokens, database URLs): the
+    candidate's code may read its process's memory, and a kernel needs none of them."""
+    return {k: v for k, v in os.environ.items() if not _SECRET.search(k)}
 
 
 def _die_with_parent() -> None:  # runs in the host between fork and exec
@@ -215,6 +224,8 @@ class Checker:
 
     def drop(self, keys: list[int]) -> None:
         self.host.ask_reply("dropped", {}, {"op": "drop", "keys": keys})
+        if self.gpu:
+            torch.cuda.ipc_collect()  # blocks the host has let go of are freed here only when asked
 
     def call(self, scenario: Scenario, inputs: int, outputs: int) -> None:
         reply = self.host.ask_reply("called", {"status": int},

@@ -20,11 +20,20 @@ not: host code can still read and write any memory of the process through raw po
 function pointer by scanning memory, or jump into the middle of an instruction; and a driver entry
 point fetched by name at run time (`cudaGetDriverEntryPoint`, which kernels need for TMA descriptors)
 is not seen here, so a driver call that loads a module from a file is refused only when imported.
-The harness's other layers narrow that: results go to the parent over a pipe the candidate cannot
-name or write with the calls it is allowed, and the parent validates every record and derives the
-speedups itself, so a malformed, out-of-order or self-declared verdict is refused. A plausible record
-forged by rewriting the judging process's own memory is not caught; only checking in a process the
-candidate's code never enters would catch that (not built).
+The harness's other layers narrow what such code could gain (DESIGN.md, the judge's rules):
+- verdicts: the candidate runs in a host process that holds only memory the checker allocated and
+  maps too; the checker, which never loads the library, computes every reference, guard band and
+  error from that memory itself. Rewriting the host's memory cannot make a wrong output pass.
+- the channel: before the library loads, the host's socket is sealed by a seccomp filter (seal.py)
+  against every write-like call, so stdio on any `FILE`, whatever descriptor it is pointed at,
+  delivers nothing; the host holds no descriptor of the parent's pipe or of the shared memory.
+- skipped work: inputs change and outputs are poisoned around every timed call, two timed calls per
+  scenario are checked on the checker's own values, repeated calls must write (host.py).
+- times: each is a claim; one below the memory or compute floor fails (floors.py).
+What an attacker would still need: code that rewrites the host interpreter's own objects through raw
+pointers (found by scanning memory) could make the host report false times, within the floors, or skip
+the host's own poisoning, varying and repeat checks, leaving only the checker's two checked trials as
+witnesses of skipped work. Reaching the checker or the parent would need a kernel exploit past seccomp.
 """
 
 from __future__ import annotations

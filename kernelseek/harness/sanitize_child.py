@@ -27,33 +27,38 @@ def _nan_count(outputs: dict) -> int:
                if isinstance(t, torch.Tensor) and t.is_floating_point())
 
 
+def _append(path: str, record: dict) -> None:
+    """Open, write, close: the results file is open only while harness code runs, so the candidate, whose
+    stdio could write to any open descriptor, never finds it open on its own calls."""
+    with open(path, "a", encoding="utf-8") as results:
+        results.write(json.dumps(record) + "\n")
+
+
 def main(spec_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text())
     task = load_task(spec["task"])
     device = "cuda" if spec["arch"] != "cpu" else "cpu"
     call = task.bind(ctypes.CDLL(spec["library"]))
-    with open(spec["results"], "a", encoding="utf-8") as results:
-        for entry in spec["scenarios"]:
-            scenario = Scenario(**entry)
-            started = time.perf_counter()
-            record: dict = {"scenario": scenario.name}
-            try:
-                inputs = task.make_inputs(scenario, spec["seed"], device)
-                outputs = task.new_outputs(scenario, inputs, device)
-                stream = torch.cuda.current_stream().cuda_stream if device == "cuda" else 0
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                record["status"] = int(call(scenario, inputs, outputs, stream))
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                record["unwritten"] = _nan_count(outputs)
-            except Exception as error:  # noqa: BLE001 - recorded; the context may be unusable after it
-                record["error"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-            record["wall_s"] = round(time.perf_counter() - started, 3)
-            results.write(json.dumps(record) + "\n")
-            results.flush()
-            if "error" in record:
-                break
+    for entry in spec["scenarios"]:
+        scenario = Scenario(**entry)
+        started = time.perf_counter()
+        record: dict = {"scenario": scenario.name}
+        try:
+            inputs = task.make_inputs(scenario, spec["seed"], device)
+            outputs = task.new_outputs(scenario, inputs, device)
+            stream = torch.cuda.current_stream().cuda_stream if device == "cuda" else 0
+            if device == "cuda":
+                torch.cuda.synchronize()
+            record["status"] = int(call(scenario, inputs, outputs, stream))
+            if device == "cuda":
+                torch.cuda.synchronize()
+            record["unwritten"] = _nan_count(outputs)
+        except Exception as error:  # noqa: BLE001 - recorded; the context may be unusable after it
+            record["error"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        record["wall_s"] = round(time.perf_counter() - started, 3)
+        _append(spec["results"], record)
+        if "error" in record:
+            break
     return 0
 
 
