@@ -224,8 +224,14 @@ class Checker:
 
     def drop(self, keys: list[int]) -> None:
         self.host.ask_reply("dropped", {}, {"op": "drop", "keys": keys})
+        self.release()
+
+    def release(self) -> None:
+        """Give the GPU memory this process no longer uses back to the device: the host's allocator cannot
+        take it from this one's cache (two processes share one card)."""
         if self.gpu:
             torch.cuda.ipc_collect()  # blocks the host has let go of are freed here only when asked
+            torch.cuda.empty_cache()
 
     def call(self, scenario: Scenario, inputs: int, outputs: int) -> None:
         reply = self.host.ask_reply("called", {"status": int},
@@ -303,6 +309,7 @@ class Checker:
         l2 = self.spec.get("l2_bytes", 50 << 20)
         count = max(1, min(self.spec.get("max_sets", 32), math.ceil(3 * l2 / set_bytes)))
         del inputs, outputs, pristine, reference
+        self.release()
         sets = [self.inputs(scenario, seed + 1 + i) for i in range(count)]
         outs = [self.outputs(scenario, s, seed + 1 + i) for i, s in enumerate(sets)]
         keys = self.share(*sets, *outs)
@@ -360,6 +367,9 @@ class Checker:
                 trial = reply.get("trial")
                 if trial not in verify_at:
                     raise HostGone(f"the candidate's process paused at trial {str(trial)[:20]}, which was not asked")
+                # the previous trial's values and reference, freed before the next are made
+                checked = new_values = reference = pristine = None
+                self.release()
                 # values of this process's making in one set, poisoned outputs: the timed call must compute them
                 chosen = self.rng.randrange(len(sets))
                 new_values = self.inputs(scenario, seed + 5_000 + trial, shared=False)
