@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import array
 import json
+import math
 import pickle
 import select
 import socket
@@ -116,8 +117,6 @@ def pair() -> tuple[socket.socket, socket.socket]:
 
 def number(value: Any, what: str, *, positive: bool = False) -> float:
     """A finite number from a reply (a bool or a string is not one)."""
-    import math
-
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise WireError(f"{what} is not a finite number: {str(value)[:40]}")
     if positive and value <= 0:
