@@ -32,9 +32,12 @@ def test_bad_input_gets_one_sentence():
 @pytest.mark.slow
 def test_eval_cpu_task_end_to_end(tmp_path):
     out = tmp_path / "r.json"
-    result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--arch", "cpu", "--quick", "--out", str(out))
+    # no --arch: a command defaults to its task's first arch (cpu here), as the README's examples assume
+    result = kernelseek("eval", "kernels/seeds/rmsnorm_cpu.cpp", "--quick", "--out", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "CORRECT" in result.stdout and out.is_file()
+    result = kernelseek("scenarios", "rmsnorm_cpu")
+    assert result.returncode == 0 and "rows64_cols1024" in result.stdout, result.stderr
 
 
 @pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")

@@ -304,13 +304,22 @@ def print_verdicts(results: list[tuple[Path, Judgement | None]]) -> None:
     console.print(table)
 
 
+def first_arch(task: str | Path) -> str:
+    """The arch a command defaults to: the task's first (sm90 for the GPU tasks, cpu for rmsnorm_cpu)."""
+    try:
+        return load_task(task).archs[0]
+    except (TaskError, IndexError) as error:
+        fail(str(error) if isinstance(error, TaskError) else f"{task}: the task names no arch in its archs.")
+
+
 def register(app: typer.Typer, **_: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
         kernels: list[Path] = typer.Argument(..., help="The kernel file(s): a .cu for sm90/sm100, a .cpp for cpu. "
                                              "Several are judged one after another, or N at once with --parallel."),
-        arch: str = typer.Option("sm90", help="Target: sm90 (Hopper), sm100 (Blackwell) or cpu; the speedup "
-                                 "is against the task's headline baseline there (flash_attn_fwd: FA3, FA4)."),
+        arch: str = typer.Option(None, help="Target: sm90 (Hopper), sm100 (Blackwell) or cpu (default: the task's "
+                                 "first: sm90 for flash_attn_fwd, cpu for rmsnorm_cpu); the speedup is against the "
+                                 "task's headline baseline there (flash_attn_fwd: FA3, FA4)."),
         task: str = typer.Option(None, help="Task folder or name under evals/tasks (default: the task whose "
                                  "entry point the kernel defines)."),
         quick: bool = typer.Option(False, "--quick", help="Judge a fixed representative subset only."),
@@ -370,7 +379,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
                 fail(f"{kernel}: no such kernel file; pass the path of a .cu or .cpp file.")
         if len({k.resolve() for k in kernels}) != len(kernels):
             fail("the same kernel file is named twice; name each kernel once.")
-        if arch not in TARGETS:
+        if arch is not None and arch not in TARGETS:
             fail(f"--arch {arch} is not a target; use one of {', '.join(TARGETS)}.")
         if holdout < 0:
             fail(f"--holdout {holdout} must be 0 or more: the number of hold-out scenarios to judge (e.g. 24).")
@@ -380,6 +389,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             fail(f"--parallel {parallel} must be at least 1: the number of kernels judged at once.")
         outs = report_paths(kernels, out)
         tasks = {kernel: task or infer_task(kernel) for kernel in kernels}
+        arch = arch or first_arch(tasks[kernels[0]])
         sanitizing = None
         if sanitize or sanitize_only_:
             if compile_only:
@@ -462,7 +472,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
     @app.command("scenarios")
     def scenarios_command(
         task: str = typer.Argument("flash_attn_fwd", help="Task folder or name under evals/tasks."),
-        arch: str = typer.Option("sm90", help="Which suite."),
+        arch: str = typer.Option(None, help="Which suite (default: the task's first arch)."),
         quick: bool = typer.Option(False, "--quick", help="Only the quick subset."),
         holdout: int = typer.Option(0, "--holdout", metavar="N", help="List N hold-out scenarios instead: the "
                                     "sample `kernelseek eval --holdout N` judges with the same seed."),
@@ -478,6 +488,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
             fail(f"--holdout {holdout} and --holdout-seed {holdout_seed} must be 0 or more.")
         try:
             loaded = load_task(task)
+            arch = arch or loaded.archs[0]
             if arch not in loaded.archs:
                 fail(f"{loaded.folder}: the task has no {arch} suite; use one of {', '.join(loaded.archs)}.")
             suite = loaded.holdout(arch, holdout, holdout_seed) if holdout else \
