@@ -187,8 +187,10 @@ class Checker:
         self.rng = random.Random(spec["seed"])
         self.arena = Arena()
         self.keys = 0
+        self.live: list[int] = []  # keys of what the host maps now
         self.peak = peak_flops(arch, task.compute_dtype, device.get("sms"), _mhz(device.get("clocks", {})))
         self._bandwidths: dict[int, float] = {}
+        self.waiting = False
 
     def sync(self) -> None:
         if self.gpu:
@@ -215,6 +217,7 @@ class Checker:
             layouts[self.keys] = layout
             keys.append(self.keys)
             first += len(group.buffers)
+        self.live += keys
         self.sync()  # what was written here is there before the host reads it
         try:
             self.host.ask_reply("mapped", {}, {"op": "map", "handles": handles, "layouts": layouts}, fds)
@@ -224,7 +227,13 @@ class Checker:
 
     def drop(self, keys: list[int]) -> None:
         self.host.ask_reply("dropped", {}, {"op": "drop", "keys": keys})
+        self.live = [key for key in self.live if key not in keys]
         self.release()
+
+    def drop_all(self) -> None:
+        """Unmap whatever a failed scenario left mapped in the host."""
+        if self.live:
+            self.drop(list(self.live))
 
     def release(self) -> None:
         """Give the GPU memory this process no longer uses back to the device: the host's allocator cannot
@@ -350,6 +359,22 @@ class Checker:
     def _time(self, scenario: Scenario, seed: int, sets: list[Guarded], outs: list[Guarded],
               pairs: list[tuple[int, int]], baselines: list[str]) -> tuple[dict, tuple[Guarded, tuple]]:
         """Order the timing and answer the host's pauses; returns (its times, the last values checked)."""
+        self.waiting = False  # whether the host waits for an answer (it paused, or told its trial count)
+        try:
+            return self._timing(scenario, seed, sets, outs, pairs, baselines)
+        except HostGone:
+            raise
+        except BaseException:
+            if self.waiting:
+                self.host.order({"op": "stop"})  # so that the next order is not taken for the answer
+            raise
+
+    def _answer(self, message: dict) -> None:
+        self.host.order(message)
+        self.waiting = False
+
+    def _timing(self, scenario: Scenario, seed: int, sets: list[Guarded], outs: list[Guarded],
+                pairs: list[tuple[int, int]], baselines: list[str]) -> tuple[dict, tuple[Guarded, tuple]]:
         self.host.order({"op": "time", "scenario": scenario.to_dict(), "sets": pairs, "baselines": baselines,
                          "headline": getattr(self.baseline, "name", None), "budget_s": self.spec.get("budget_s", 0.2),
                          "repeats": REPEATS})
@@ -359,10 +384,11 @@ class Checker:
         while True:
             reply = self.host.reply()
             kind = reply.get("reply")
+            self.waiting = kind in ("sized", "verify", "replayed")
             if kind == "sized":
                 trials = int(number(reply.get("trials"), "trials", positive=True))
                 verify_at = sorted(self.rng.sample(range(trials), min(VERIFIED_TRIALS, trials)))
-                self.host.order({"op": "verify_at", "verify_at": verify_at})
+                self._answer({"op": "verify_at", "verify_at": verify_at})
             elif kind == "verify":
                 trial = reply.get("trial")
                 if trial not in verify_at:
@@ -379,7 +405,7 @@ class Checker:
                 self.poison(outs[chosen].values)
                 self.sync()
                 checked = (new_values, reference)
-                self.host.order({"op": "go"})
+                self._answer({"op": "go"})
             elif kind == "replayed":
                 if checked is None or reply.get("trial") not in verify_at:
                     raise HostGone("the candidate's process reported a replay that was not asked")
@@ -392,9 +418,9 @@ class Checker:
                                                   f"({left} elements of input set {i}'s outputs still held the poison)")
                     self.check(scenario, sets[chosen], pristine, outs[chosen], what, checked[1])
                 except ScenarioFailure:
-                    self.host.order({"op": "stop"})
+                    self._answer({"op": "stop"})
                     raise
-                self.host.order({"op": "go"})
+                self._answer({"op": "go"})
             elif kind == "status":
                 raise ScenarioFailure(f"the entry point returned {reply.get('status')} on a timed call")
             elif kind == "uncapturable":
@@ -532,6 +558,11 @@ def main(spec_path: str, channel_fd: int) -> int:
             result = {"scenario": name, "group": scenario.group, "correct": False, "reason": reason,
                       "traceback": traceback.format_exc(limit=4)}
             fatal = True  # the candidate's process may be mid-order; a new pair goes on
+        if not fatal:
+            try:
+                checker.drop_all()
+            except HostGone:
+                fatal = True
         result["wall_s"] = round(time.perf_counter() - started, 3)
         emit(event="result", **result)
         if fatal:

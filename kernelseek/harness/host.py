@@ -163,6 +163,8 @@ class Host:
         def sized(trials: int) -> None:
             self.peer.reply({"reply": "sized", "trials": trials})
             answer, _ = self.peer.take_order()
+            if answer["op"] != "verify_at":
+                raise Stopped
             verify_at.update(answer["verify_at"])
 
         hooks = Hooks(before=before, after=after, sized=sized)
