@@ -48,6 +48,14 @@ def test_a_permanent_error_ends_the_run_in_one_sentence_and_resume_continues(tmp
     assert [e["step"] for e in events(tmp_path / "runs" / "p", "model_call")] == [1, 2]
 
 
+def test_a_script_that_runs_out_of_replies_is_not_retried(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELSEEK_RETRY_WAIT_S", "5")  # six retries would take minutes: the test would show it
+    result = _run(tmp_path, [{"content": "Still working."}], "--max-steps", "3", run_id="x")
+    assert result.exit_code == 1
+    assert "asked for another" in " ".join(result.output.split()) and "Traceback" not in result.output
+    assert not events(tmp_path / "runs" / "x", "model_retry")  # the end of a script is permanent
+
+
 def test_a_long_conversation_is_trimmed_to_the_window_and_recorded(tmp_path):
     words = "I considered the loop order, the reduction and the memory traffic once more. " * 20
     replies = [{"content": f"Turn {i}: {words}"} for i in range(8)]

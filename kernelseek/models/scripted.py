@@ -153,7 +153,11 @@ def _handler_class(litellm_module):  # noqa: ANN001, ANN202
     class ScriptedLLM(CustomLLM):
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any):  # noqa: ANN201
             model_response = kwargs.get("model_response") or args[3]
-            index, branch, reply = pick_reply(model, messages)
+            try:
+                index, branch, reply = pick_reply(model, messages)
+            except ScriptError as error:
+                # the end of a script is permanent: a bad request (never retried), not a lost connection
+                raise litellm_module.BadRequestError(message=str(error), llm_provider=PROVIDER, model=model) from None
             _log(model, index, branch)
             failures = reply.get("errors") or []
             attempt = _ATTEMPTS.get((model, index, branch), 0)
