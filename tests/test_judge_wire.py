@@ -65,3 +65,24 @@ def test_a_reply_of_the_wrong_shape_is_refused(message):
 def test_times_must_be_positive_finite_numbers(value):
     with pytest.raises(WireError):
         number(value, "time", positive=True)
+
+
+def test_parked_values_keep_their_views():
+    """The checker moves large checked values off the card during timing (child._park); packed views of
+    one storage and their strides must come back as they were."""
+    import torch
+
+    from kernelseek.harness.canary import Guarded
+    from kernelseek.harness.child import _park, _unpark
+
+    packed = torch.randn(4, 3, 8)
+    values = Guarded({"q": packed[:, 0], "k": packed[:, 1], "scale": 0.5}, pattern=7)
+    reference = ({"out": torch.ones(4, 8)}, {"out_max": 1e-3}, "torch's error")
+    parked = _park((values, reference), limit=0)
+    assert not isinstance(parked[0], Guarded)
+    back, (expected, allowed, source) = _unpark(parked, "cpu")
+    for key in ("q", "k"):
+        assert torch.equal(back.values[key], values.values[key])
+        assert back.values[key].stride() == values.values[key].stride() == (24, 1)
+    assert back.values["q"].untyped_storage().data_ptr() == back.values["k"].untyped_storage().data_ptr()
+    assert back.values["scale"] == 0.5 and torch.equal(expected["out"], reference[0]["out"])

@@ -44,7 +44,7 @@ from typing import Any
 
 import torch
 
-from kernelseek.harness.canary import Guarded
+from kernelseek.harness.canary import Guarded, attach
 from kernelseek.harness.floors import peak_flops, speed_of_light
 from kernelseek.harness.runner import OUTPUT_LIMIT
 from kernelseek.harness.shared import Arena
@@ -332,7 +332,7 @@ class Checker:
                 raise ScenarioFailure(f"timing, input set {i}: the candidate {breach}")
         # 3. the last checked values again, in new allocations made while the old ones are alive (so that
         #    the addresses differ: torch's allocator would otherwise hand the freed block back)
-        new_values, reference = checked
+        new_values, reference = _unpark(checked, self.device)
         fresh_inputs = Guarded(new_values.values, pattern=seed + 7, alloc=self.arena.alloc)
         fresh_outputs = self.outputs(scenario, fresh_inputs, seed + 7)
         pristine = _copies(fresh_inputs.values)
@@ -420,6 +420,9 @@ class Checker:
                 except ScenarioFailure:
                     self._answer({"op": "stop"})
                     raise
+                # kept for the check after timing, off the card while the host's graphs hold its memory
+                checked, pristine = _park(checked), None
+                self.release()
                 self._answer({"op": "go"})
             elif kind == "status":
                 raise ScenarioFailure(f"the entry point returned {reply.get('status')} on a timed call")
@@ -460,6 +463,37 @@ class Checker:
         if size not in self._bandwidths:
             self._bandwidths[size] = copy_bandwidth(self.device, size // 2, budget_s=0.05)
         return self._bandwidths[size]
+
+
+PARK_BYTES = 256 << 20  # checked values larger than this wait in host memory during the timing
+
+
+def _park(checked: tuple[Guarded, tuple], limit: int = PARK_BYTES) -> tuple[Any, tuple]:
+    """The last checked values and their reference, moved to host memory when large (see _unpark). The
+    values' buffers move whole, so that views of one storage (packed, strided) stay what they were."""
+    values, (expected, allowed, source) = checked
+    if _set_bytes(values.values, expected) < limit:
+        return checked
+    parked = (values.layout(), [b.cpu() for b in values.buffers])
+    return parked, ({k: (v.cpu() if isinstance(v, torch.Tensor) else v) for k, v in expected.items()},
+                    allowed, source)
+
+
+def _unpark(checked: tuple[Any, tuple], device: str) -> tuple[Any, tuple]:
+    """`checked` as `_park` left it, back on `device`: (an object with the values as `.values`, the reference)."""
+    values, (expected, allowed, source) = checked
+    if isinstance(values, Guarded):
+        return checked
+    layout, buffers = values
+    back = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in expected.items()}
+    return _Values(attach(layout, [b.to(device) for b in buffers])), (back, allowed, source)
+
+
+class _Values:
+    """Values rebuilt from parked buffers, shaped as a Guarded's (`.values`) for the check after timing."""
+
+    def __init__(self, values: dict[str, Any]):
+        self.values = values
 
 
 def _mhz(clocks: dict) -> float | None:

@@ -187,6 +187,8 @@ class Host:
         if result["unwritten"] is None:
             result["unwritten"] = self._repeat(impls["candidate"], order["repeats"], sets)
         self._graphs = {}
+        if self.gpu:
+            torch.cuda.empty_cache()  # the graphs' pools go back to the card: the checker allocates next
         result.update(time_s={k: v.median_s for k, v in times.items()}, trials=times["candidate"].trials,
                       spread={k: round(v.spread, 4) for k, v in times.items()},
                       eager_s={k: v.median_s for k, v in eager.items()})
