@@ -1,6 +1,7 @@
 """Run a candidate's scenarios in child processes, surviving hangs, crashes and hostile code.
 
-The child reports over a pipe it inherits (records.py says what it may send, and every record is
+The child is the checker (child.py), which never loads the candidate's library: it starts the process
+that does (host.py) and judges what that process wrote. It reports over a pipe it inherits (records.py says what it may send, and every record is
 checked here): `ready`, then a `start` and a `result` for each scenario in the order asked, then
 `done`. If the child stops reporting for longer than the time limit it is killed and the scenario it
 started fails as a hang; if it dies, that scenario fails as a crash with the last words it printed; if
