@@ -22,22 +22,18 @@ MEMO_FLAG = {
 
 
 def cheat(name: str, tmp_path: Path, skip_every: int | None = None) -> Path:
-    """The fixture `name` ("memo_skip.cpp", or its stem "memo_skip"); with `skip_every`, a variant written
-    into `tmp_path` with `#define SKIP_EVERY n` prepended (for the memo cheats, which read that macro)."""
-    path = CHEATS / name
-    if not path.suffix:
-        matches = sorted(p for p in CHEATS.glob(f"{name}.*") if p.suffix in (".cpp", ".cu"))
-        if len(matches) != 1:
-            raise FileNotFoundError(f"no single cheat fixture named {name!r} in {CHEATS}")
-        path = matches[0]
+    """The rmsnorm_cpu cheat `name` ("memo_skip.cpp", or its stem) as a kernel file in `tmp_path`: the seed kernel
+    with its entry point renamed `seed_impl` (the arithmetic a cheat calls when it does compute), then the
+    fixture; with `skip_every`, `#define SKIP_EVERY n` first (the memo cheats read that macro)."""
+    path = CHEATS / (name if name.endswith(".cpp") else f"{name}.cpp")
     if not path.is_file():
-        raise FileNotFoundError(path)
-    if skip_every is None:
-        return path
-    if "SKIP_EVERY" not in path.read_text():
+        raise FileNotFoundError(f"no cheat fixture named {name!r} in {CHEATS}")
+    text = path.read_text()
+    if skip_every is not None and "SKIP_EVERY" not in text:
         raise ValueError(f"{path.name} takes no SKIP_EVERY")
-    variant = Path(tmp_path) / f"{path.stem}_skip{skip_every}{path.suffix}"
-    variant.write_text(f"#define SKIP_EVERY {int(skip_every)}\n{path.read_text()}")
+    seed = (ROOT / "kernels/seeds/rmsnorm_cpu.cpp").read_text().replace("ks_rmsnorm", "seed_impl")
+    variant = Path(tmp_path) / f"{path.stem}_skip{skip_every or 1}.cpp"
+    variant.write_text((f"#define SKIP_EVERY {int(skip_every)}\n" if skip_every else "") + seed + "\n" + text)
     return variant
 
 

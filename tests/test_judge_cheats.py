@@ -24,15 +24,15 @@ def reasons(verdict) -> list[str]:
     return [s.get("reason") or "" for s in verdict.scenarios]
 
 
-def test_a_verdict_forged_on_every_descriptor_is_not_heard():
-    verdict = judge(TASK, cheat("forge_stdio", None), "cpu", quick=True, seed=1)
+def test_a_verdict_forged_on_every_descriptor_is_not_heard(tmp_path):
+    verdict = judge(TASK, cheat("forge_stdio", tmp_path), "cpu", quick=True, seed=1)
     assert not verdict.correct and verdict.speedup is None
     assert len(verdict.scenarios) == 3  # the suite's own scenarios, not the forged stream's seven
     assert all("left unwritten" in r for r in reasons(verdict)), reasons(verdict)
 
 
-def test_a_forged_timing_reply_cannot_reach_the_checker():
-    verdict = judge(TASK, cheat("forge_wire", None), "cpu", scenarios=SMALL, seed=1)
+def test_a_forged_timing_reply_cannot_reach_the_checker(tmp_path):
+    verdict = judge(TASK, cheat("forge_wire", tmp_path), "cpu", scenarios=SMALL, seed=1)
     assert verdict.correct, verdict.reason
     assert verdict.speedup < 5, verdict.speedup  # the forged frames claim 1000x
 
@@ -45,15 +45,15 @@ def test_a_memo_that_skips_repeated_calls_fails(skip_every, tmp_path):
     assert "left its output unwritten" in reasons(verdict)[0], reasons(verdict)
 
 
-def test_a_memo_that_writes_back_a_stale_output_fails():
-    verdict = judge(TASK, cheat("memo_copy", None), "cpu", scenarios=SMALL, seed=3)
+def test_a_memo_that_writes_back_a_stale_output_fails(tmp_path):
+    verdict = judge(TASK, cheat("memo_copy", tmp_path), "cpu", scenarios=SMALL, seed=3)
     assert not verdict.correct
     assert "the timed call" in reasons(verdict)[0] and "error" in reasons(verdict)[0], reasons(verdict)
 
 
-def test_a_cache_of_the_whole_input_gains_nothing():
+def test_a_cache_of_the_whole_input_gains_nothing(tmp_path):
     honest = judge(TASK, SEED, "cpu", scenarios=SMALL, seed=4)
-    cached = judge(TASK, cheat("honest_cache", None), "cpu", scenarios=SMALL, seed=4)
+    cached = judge(TASK, cheat("honest_cache", tmp_path), "cpu", scenarios=SMALL, seed=4)
     assert honest.correct and cached.correct, (honest.reason, cached.reason)
     # it hashes every input byte and still computes: new inputs before every timed call mean no hit
     assert cached.speedup < 1.5 * honest.speedup, (cached.speedup, honest.speedup)
