@@ -20,8 +20,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import torch
-
 
 class TaskError(ValueError):
     """A task folder that cannot be used; the message names the file and the fix."""
@@ -115,6 +113,8 @@ class Task:
         every timed call, outside the timed interval, captured in a CUDA graph on a GPU: torch ops only, no
         host synchronization. The default flips the sign of each element at random, which keeps every
         magnitude; a task whose inputs must keep their signs overrides it."""
+        import torch  # here, not above: loading a task's description needs no torch
+
         for value in inputs.values():
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 value.mul_(torch.randint_like(value, 0, 2).mul_(2).sub_(1))
