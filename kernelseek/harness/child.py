@@ -47,7 +47,7 @@ import torch
 from kernelseek.harness.canary import Guarded, attach
 from kernelseek.harness.floors import peak_flops, speed_of_light
 from kernelseek.harness.runner import OUTPUT_LIMIT
-from kernelseek.harness.shared import Arena
+from kernelseek.harness.shared import Arena, give_back_cache
 from kernelseek.harness.task import Baseline, Scenario, Task, load_task
 from kernelseek.harness.timing import copy_bandwidth
 from kernelseek.harness.wire import Peer, WireError, expect_reply, number, pair
@@ -240,7 +240,7 @@ class Checker:
         take it from this one's cache (two processes share one card)."""
         if self.gpu:
             torch.cuda.ipc_collect()  # blocks the host has let go of are freed here only when asked
-            torch.cuda.empty_cache()
+            give_back_cache()
 
     def call(self, scenario: Scenario, inputs: int, outputs: int) -> None:
         reply = self.host.ask_reply("called", {"status": int},

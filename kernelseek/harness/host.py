@@ -34,7 +34,7 @@ import torch
 
 from kernelseek.harness.canary import attach
 from kernelseek.harness.seal import seal
-from kernelseek.harness.shared import map_buffers
+from kernelseek.harness.shared import give_back_cache, map_buffers
 from kernelseek.harness.task import Scenario, Task, load_task
 from kernelseek.harness.timing import (
     CaptureError,
@@ -102,7 +102,7 @@ class Host:
         self._graphs = {}
         if self.gpu:
             torch.cuda.synchronize()
-            torch.cuda.empty_cache()
+            give_back_cache()
         self.peer.reply({"reply": "dropped"})
 
     def op_call(self, order: dict, fds: list[int]) -> None:
@@ -188,7 +188,7 @@ class Host:
             result["unwritten"] = self._repeat(impls["candidate"], order["repeats"], sets)
         self._graphs = {}
         if self.gpu:
-            torch.cuda.empty_cache()  # the graphs' pools go back to the card: the checker allocates next
+            give_back_cache()  # the graphs' pools go back to the card when large: the checker allocates next
         result.update(time_s={k: v.median_s for k, v in times.items()}, trials=times["candidate"].trials,
                       spread={k: round(v.spread, 4) for k, v in times.items()},
                       eager_s={k: v.median_s for k, v in eager.items()})
