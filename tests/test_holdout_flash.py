@@ -51,9 +51,10 @@ def test_every_sampled_scenario_is_valid_and_no_larger_than_the_suites_largest()
             assert p["heads_q"] % p["heads_kv"] == 0 and 1 <= p["seqlen_q"] <= 16384 and 1 <= p["seqlen_k"] <= 16384
             if p["layout"] == "varlen":
                 lq, lk = p["seqlens_q"], p["seqlens_k"]
-                assert len(lq) == len(lk) == p["batch"] and 0 in lq + lk  # an empty sequence in every batch
+                assert len(lq) == len(lk) == p["batch"]
                 assert p["seqlen_q"] == max(lq) and p["seqlen_k"] == max(lk)
-                assert sum(lq) <= 16384 and sum(lk) <= 16384
+                if s.group == "holdout_varlen":  # a synthetic batch: an empty sequence, at most 16k tokens
+                    assert 0 in lq + lk and sum(lq) <= 16384 and sum(lk) <= 16384
             if p["layout"] == "packed_qkv":
                 assert p["seqlen_q"] == p["seqlen_k"] and p["heads_q"] == p["heads_kv"]
             if p["softcap"]:
@@ -62,7 +63,7 @@ def test_every_sampled_scenario_is_valid_and_no_larger_than_the_suites_largest()
 
 
 def test_the_sample_covers_the_suites_features_with_lengths_off_the_grid():
-    sample = SAMPLE["sm90"]
+    sample = [s for s in SAMPLE["sm90"] if not s.group.startswith("holdout_model_")]
     suite = TASK.scenarios("sm90")
     assert {s.params["head_dim"] for s in sample} == {s.params["head_dim"] for s in suite} == {64, 96, 128, 192, 256}
     assert {s.params["layout"] for s in sample} == {"contiguous", "varlen", "packed_qkv"}
@@ -87,6 +88,38 @@ def test_the_sample_covers_the_suites_features_with_lengths_off_the_grid():
     assert len(octaves) >= 8 and max(octaves.values()) < len(square) / 3
     softcapped = [s for s in sample if s.params["softcap"]]
     assert 0.05 < len(softcapped) / len(sample) < 0.4
+
+
+def test_half_the_sample_is_real_models_attention_reported_apart():
+    models = sys.modules[type(TASK).__module__].suites.models
+    for sample in SAMPLE.values():
+        drawn = [s for s in sample if s.group.startswith("holdout_model_")]
+        assert [s.name for s in drawn] == [s.name for s in sample[1::2]]
+        assert {s.group for s in drawn} == {"holdout_model_prefill", "holdout_model_decode", "holdout_model_chunked"}
+        configs = {m[0]: m[1:] for m in models.MODELS}
+        for s in drawn:
+            p = s.params
+            hq, hkv, d, cap = configs[p["model"]]
+            assert (p["head_dim"], p["softcap"]) == (d, cap) and p["causal"] == (p["seqlen_q"] > 1)
+            assert (p["heads_q"], p["heads_kv"]) in {models.heads_per_gpu(hq, hkv, tp) for tp in models.TP_DEGREES}
+            if s.group == "holdout_model_prefill":
+                assert p["seqlen_q"] == p["seqlen_k"] and p["layout"] == "contiguous"
+            elif s.group == "holdout_model_chunked":
+                assert p["batch"] == 1 and p["seqlen_q"] < p["seqlen_k"]
+            else:  # decode: one continuous batch, each sequence a few new tokens against its own cache
+                assert p["layout"] == "varlen" and set(p["seqlens_q"]) == {p["seqlen_q"]} and p["seqlen_q"] <= 8
+        used = {s.params["model"] for s in drawn}
+        assert len(used) >= len(models.MODELS) // 2
+        assert sum(s.params["heads_q"] != s.params["heads_kv"] for s in drawn) > len(drawn) / 2  # GQA mostly
+
+
+def test_tensor_parallel_splits_as_serving_engines_accept():
+    models = sys.modules[type(TASK).__module__].suites.models
+    assert models.heads_per_gpu(32, 8, 4) == (8, 2)
+    assert models.heads_per_gpu(64, 8, 8) == (8, 1)
+    assert models.heads_per_gpu(8, 4, 8) == (1, 1)  # key/value heads replicated when fewer than the degree
+    assert models.heads_per_gpu(28, 4, 8) is None  # query heads do not split eight ways
+    assert models.heads_per_gpu(40, 10, 4) is None  # nor do ten key/value heads four ways
 
 
 def test_every_sampled_scenario_is_one_fa3_and_fa4_run():

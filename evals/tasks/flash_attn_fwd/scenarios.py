@@ -13,6 +13,8 @@ import random
 
 from kernelseek.harness.task import Scenario
 
+from . import models
+
 TOKENS, HIDDEN = 16384, 2048  # the paper grid: batch * seqlen = 16k tokens, heads * head_dim = 2048
 GRID_SEQLENS = (512, 1024, 2048, 4096, 8192, 16384)
 RAGGED = ((1, 1), (113, 203), (128, 217), (239, 1), (799, 3), (1023, 1024), (1024, 1023), (4224, 4224),
@@ -324,16 +326,30 @@ def _detail(p: dict) -> str:
 
 
 def holdout(arch: str, n: int, seed: int) -> list[Scenario]:
-    """`n` scenarios from the distribution above; scenario i depends only on (arch, seed, i), so a
-    larger sample of the same seed extends a smaller one."""
+    """`n` scenarios: the even-numbered from the distribution above, the odd-numbered from real models'
+    attention (models.py; their groups are `holdout_model_<way>`, reported apart). Scenario i depends only
+    on (arch, seed, i), so a larger sample of the same seed extends a smaller one."""
     from kernelseek.harness.task import holdout_name
 
     bounds = limits(arch)
     out = []
     for i in range(n):
         rng = random.Random(f"flash_attn_fwd/{arch}/{seed}/{i}")
-        group, p = _sample(arch, rng, bounds)
+        if i % 2:
+            group, p = _model_draw(arch, rng, bounds)
+        else:
+            group, p = _sample(arch, rng, bounds)
         why = problem(arch, p, bounds)
         assert why is None, f"the hold-out sampler drew an invalid scenario ({why}): {p}"
         out.append(Scenario(holdout_name(seed, i, n, _detail(p)), "holdout_" + group, p))
     return out
+
+
+def _model_draw(arch: str, rng: random.Random, bounds: dict[str, int]) -> tuple[str, dict]:
+    """A real model's attention (models.py) that the arch's baseline runs, fitted to the suite's bounds."""
+    while True:
+        way, p = models.draw(rng)
+        if baseline_supports(arch, p) is None and p["head_dim"] in head_dims(arch):
+            break
+    fits = lambda q: all(v <= bounds[k] for k, v in size_of(q).items())  # noqa: E731
+    return "model_" + way, models.shrink(p, fits)
