@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from test_judge_process import GOOD, READY, follow
 
-from kernelseek.harness import judge, load_task
+from kernelseek.harness import floors, judge, load_task
 from kernelseek.harness.judge import geomean
 from kernelseek.harness.records import derive_floor
 
@@ -77,3 +77,17 @@ def test_the_floor_is_derived_only_for_a_correct_timed_result():
     assert "floor_s" not in derive_floor(dict(GOOD), None, 4e12)
     assert "floor_s" not in derive_floor(dict(GOOD), 8e6, None)
     assert math.isfinite(derive_floor(dict(GOOD), 1.0, 1.0)["floor_fraction"]["candidate"])
+
+
+@pytest.mark.parametrize("time_s, lag_s, invalid", [
+    (100e-6, 5e-6, False),  # an idle device answers a synchronize within microseconds
+    (10e-6, 40e-6, False),  # host jitter on a tiny call stays under the absolute allowance
+    (100e-6, 45e-6, False),
+    (10e-6, 90e-6, True),  # a trigger of 10 us whose work runs on for 90 us on a stream of its own
+    (400e-6, 250e-6, True),
+])
+def test_work_that_outlives_the_timed_call_is_an_invalid_timing(time_s, lag_s, invalid):
+    why = floors.outlived(time_s, lag_s)
+    assert (why is not None) == invalid
+    if invalid:
+        assert why.startswith("invalid timing: the device went on working") and "outside the timed stream" in why

@@ -45,7 +45,7 @@ from typing import Any
 import torch
 
 from kernelseek.harness.canary import Guarded, attach
-from kernelseek.harness.floors import peak_flops, speed_of_light
+from kernelseek.harness.floors import outlived, peak_flops, speed_of_light
 from kernelseek.harness.runner import OUTPUT_LIMIT
 from kernelseek.harness.shared import Arena, give_back_cache
 from kernelseek.harness.task import Baseline, Scenario, Task, load_task
@@ -346,6 +346,7 @@ class Checker:
                              copy_bandwidth=self._bandwidth(count * set_bytes) if moved else None,
                              flops=self.task.flops(scenario),
                              peak=self.peak)
+        why = why or outlived(timed["time_s"]["candidate"], timed["lag_s"].get("candidate", 0.0))
         if why:
             raise ScenarioFailure(why)
         # raw measurements only: the parent derives speedups and rates from them
@@ -442,6 +443,11 @@ class Checker:
                     raise WireError(f"{field} names {str(table)[:80]}")
                 for name, value in table.items():
                     number(value, f"{field}[{name}]", positive=True)
+            lags = reply.get("lag_s")
+            if not isinstance(lags, dict) or not set(lags) <= names:
+                raise WireError(f"lag_s names {str(lags)[:80]}")
+            if any(number(value, f"lag_s[{name}]") < 0 for name, value in lags.items()):
+                raise WireError("a lag is negative")
             trials = int(number(reply.get("trials"), "trials", positive=True))
         except WireError as error:
             raise HostGone(f"the candidate's process sent invalid times ({error})") from None

@@ -8,6 +8,11 @@ Two floors per scenario, each from a number the task states and one the checker 
 - compute (GPUs): the task's `flops` at the tensor cores' dense peak for the task's `compute_dtype`,
   from the SM count and the highest SM clock the device reports.
 A candidate time below either floor fails the scenario, naming the floor and the measured time.
+
+A third check is on what the timed interval left behind: after each timed replay the host waits for the
+whole device, and measures how long that took (`outlived`). Work that runs on after the timed stream
+has finished (a kernel a launcher started on a stream of its own, fed by a trigger in the timed call)
+shows there, and fails the scenario.
 """
 
 from __future__ import annotations
@@ -44,4 +49,19 @@ def speed_of_light(time_s: float, *, bytes_moved: float | None, copy_bandwidth: 
             return (f"invalid timing: {time_s * 1e6:.3g} us per call is below the compute floor of {floor * 1e6:.3g} us "
                     f"({flops / 1e9:.3g} GFLOP at the device's {peak / 1e12:.0f} TFLOP/s peak): the work was not done "
                     "in the timed call")
+    return None
+
+
+# A device-wide synchronize on an idle GPU returns within a few microseconds; host jitter stays well under
+# this. Work that outlives the timed call by more, or by more than half the call's own time, is not noise.
+LAG_ALLOWED_S = 50e-6
+LAG_FRACTION = 0.5
+
+
+def outlived(time_s: float, lag_s: float) -> str | None:
+    """Why the device still working `lag_s` after a timed call of `time_s` ended invalidates it, or None."""
+    if lag_s > max(LAG_ALLOWED_S, LAG_FRACTION * time_s):
+        return (f"invalid timing: the device went on working {lag_s * 1e6:.3g} us per call after the timed call of "
+                f"{time_s * 1e6:.3g} us had ended (a kernel outside the timed stream): the work must be done in the "
+                "timed call")
     return None

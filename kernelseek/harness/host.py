@@ -191,7 +191,8 @@ class Host:
             give_back_cache()  # the graphs' pools go back to the card when large: the checker allocates next
         result.update(time_s={k: v.median_s for k, v in times.items()}, trials=times["candidate"].trials,
                       spread={k: round(v.spread, 4) for k, v in times.items()},
-                      eager_s={k: v.median_s for k, v in eager.items()})
+                      eager_s={k: v.median_s for k, v in eager.items()},
+                      lag_s={k: v.lag_s for k, v in times.items()})
         self.peer.reply(result)
 
     # --- timing ------------------------------------------------------------------------------------

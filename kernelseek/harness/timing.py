@@ -25,6 +25,9 @@ class Timed:
     median_s: float
     trials: int
     spread: float  # (p90 - p10) / median over the trials
+    # how long the device stayed busy after the timed interval had ended (median over the replays): work
+    # that outlives the timed stream, e.g. a kernel a launcher left running on a stream of its own
+    lag_s: float = 0.0
 
 
 def _summary(samples: list[float]) -> Timed:
@@ -67,17 +70,27 @@ def time_graphs(graphs: dict[str, torch.cuda.CUDAGraph], calls_per_replay: int, 
     """Replay each graph in turn, trial after trial (the order alternates), and time each replay."""
     names = list(graphs)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    lags: dict[str, list[float]] = {name: [] for name in names}
 
     def replay(name: str) -> float:
         start.record()
         graphs[name].replay()
         end.record()
         end.synchronize()
+        # The whole device, not the timed stream alone, is idle before the next replay is prepared: no
+        # work of this replay can run on into the next one's interval, and any that ran past this one's
+        # end shows as lag.
+        t0 = time.perf_counter()
+        torch.cuda.synchronize()
+        lags[name].append((time.perf_counter() - t0) / calls_per_replay)
         return start.elapsed_time(end) / 1e3 / calls_per_replay
 
     # warm-up: the first replays upload the graph and bring the clocks up
-    return _interleaved(names, replay, calls_per_replay, budget_s, min_trials, max_trials, warmups=2,
-                        hooks=hooks or Hooks())
+    timed = _interleaved(names, replay, calls_per_replay, budget_s, min_trials, max_trials, warmups=2,
+                         hooks=hooks or Hooks())
+    for name, t in timed.items():
+        t.lag_s = statistics.median(lags[name])
+    return timed
 
 
 def time_calls(calls: dict[str, Callable[[], None]], calls_per_round: int, *, budget_s: float,
