@@ -29,7 +29,11 @@ The harness's other layers narrow what such code could gain (DESIGN.md, the judg
   delivers nothing; the host holds no descriptor of the parent's pipe or of the shared memory.
 - skipped work: inputs change and outputs are poisoned around every timed call, two timed calls per
   scenario are checked on the checker's own values, repeated calls must write (host.py).
-- times: each is a claim; one below the memory or compute floor fails (floors.py).
+- times: each is a claim; one below the memory or compute floor fails (floors.py). After every timed
+  replay the host waits for the whole device, not the timed stream alone: a kernel a launcher leaves
+  running on a stream of its own (fed by a trigger in the timed graph) either shows as work outliving
+  the timed call, which fails the scenario, or has to end before the next replay, after which nothing
+  can start it again (graph replays run no host code, and the guard allows no thread).
 What an attacker would still need: code that rewrites the host interpreter's own objects through raw
 pointers (found by scanning memory) could make the host report false times, within the floors, or skip
 the host's own poisoning, varying and repeat checks, leaving only the checker's two checked trials as
