@@ -20,7 +20,7 @@ MODULE = __import__("sys").modules[type(TASK).__module__]
 suites, adapters = MODULE.suites, MODULE.baseline_adapters
 ROOT = Path(__file__).resolve().parents[1]
 GROUPS = {"decode", "prefill", "odd", "unaligned", "strided", "noresidual", "inplace", "large", "eps"}
-KERNELS = ["kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm.cu"]
+KERNELS = ["kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm/add_rmsnorm.cu"]
 
 
 def test_the_suite_has_real_models_hidden_sizes_decode_and_prefill_and_every_feature():

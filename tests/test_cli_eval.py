@@ -41,12 +41,12 @@ def test_eval_cpu_task_end_to_end(tmp_path):
 
 
 @pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
-@pytest.mark.parametrize("kernel", ["kernels/seeds/flash_attn_fwd.cu", "kernels/hopper/flash_attn_fwd.cu",
-                                    "kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm.cu"])
+@pytest.mark.parametrize("kernel", ["kernels/seeds/flash_attn_fwd.cu", "kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu",
+                                    "kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm/add_rmsnorm.cu"])
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["sm90", "sm100"])
 def test_compile_only_builds_and_reports_resources(kernel, arch):
-    if kernel == "kernels/hopper/flash_attn_fwd.cu" and arch != "sm90":
+    if kernel == "kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu" and arch != "sm90":
         pytest.skip("the Hopper flash kernel targets sm_90a only (wgmma, TMA)")
     result = kernelseek("eval", kernel, "--arch", arch, "--compile-only")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -11,7 +11,7 @@ from kernelseek.harness import judge
 pytestmark = pytest.mark.gpu
 SMALL = {"flash_attn_fwd": "ragged_d64_113x203*",  # two small scenarios: causal and not
          "add_rmsnorm": "decode_h4096_r1*"}  # decode rows 1, 16 and 128 of hidden 4096
-SHIPPED = {"flash_attn_fwd": "kernels/hopper/flash_attn_fwd.cu", "add_rmsnorm": "kernels/hopper/add_rmsnorm.cu"}
+SHIPPED = {"flash_attn_fwd": "kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu", "add_rmsnorm": "kernels/hopper/add_rmsnorm/add_rmsnorm.cu"}
 
 
 @pytest.mark.parametrize("skip_every", [None, 2, 4, 16], ids=lambda n: f"skip_every_{n or 1}")

@@ -293,10 +293,10 @@ SHIPPED = [("kernels/seeds/rmsnorm_cpu.cpp", "cpu", "ks_rmsnorm"),
            *[(str(p.relative_to(FIXTURES.parents[1])), "cpu", "ks_rmsnorm") for p in sorted((FIXTURES / "loop").glob("*.cpp"))],
            pytest.param("kernels/seeds/flash_attn_fwd.cu", "sm90", "ks_flash_attn_fwd", marks=needs_nvcc),
            pytest.param("kernels/seeds/flash_attn_fwd.cu", "sm100", "ks_flash_attn_fwd", marks=needs_nvcc),
-           pytest.param("kernels/hopper/flash_attn_fwd.cu", "sm90", "ks_flash_attn_fwd",
+           pytest.param("kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu", "sm90", "ks_flash_attn_fwd",
                         marks=[needs_nvcc, pytest.mark.slow]),
            *[pytest.param(k, a, "ks_add_rmsnorm", marks=needs_nvcc)
-             for k in ("kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm.cu") for a in ("sm90", "sm100")]]
+             for k in ("kernels/seeds/add_rmsnorm.cu", "kernels/hopper/add_rmsnorm/add_rmsnorm.cu") for a in ("sm90", "sm100")]]
 
 
 @pytest.mark.slow

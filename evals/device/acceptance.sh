@@ -18,5 +18,5 @@ fi
 eval "$line"
 echo "$PYTHONPATH" > /tmp/ks-pythonpath   # a later call on the same warm machine reuses the install
 source evals/device/harness_wheels.sh || exit 1  # pydantic, when the agent stack did not bring it
-SANITIZE=kernels/hopper/flash_attn_fwd.cu LIMIT=$((LIMIT - (SECONDS - START))) bash evals/device/judge_candidates.sh \
-    seed-sm90-full=kernels/seeds/flash_attn_fwd.cu hopper-sm90-full=kernels/hopper/flash_attn_fwd.cu
+SANITIZE=kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu LIMIT=$((LIMIT - (SECONDS - START))) bash evals/device/judge_candidates.sh \
+    seed-sm90-full=kernels/seeds/flash_attn_fwd.cu hopper-sm90-full=kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu

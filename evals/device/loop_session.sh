@@ -16,7 +16,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 sed 's/float x = wS\[r \* L::LDS + c\] \* p.scale;/float x = wS[r * L::LDS + c];/' \
     kernels/seeds/flash_attn_fwd.cu > /tmp/broken.cu
 cmp -s /tmp/broken.cu kernels/seeds/flash_attn_fwd.cu && { echo "the broken variant did not change the seed"; exit 1; }
-python3 -m kernelseek.models.scripted flash_attn_fwd.cu /tmp/broken.cu :done kernels/hopper/flash_attn_fwd.cu \
+python3 -m kernelseek.models.scripted flash_attn_fwd.cu /tmp/broken.cu :done kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu \
     > /tmp/h200-script.json
 t0=$SECONDS
 timeout 300 python3 -m kernelseek run flash_attn_fwd --arch sm90 --model scripted//tmp/h200-script.json \
@@ -29,6 +29,6 @@ t0=$SECONDS
 timeout 200 python3 -m pytest -q -m gpu tests/test_gpu_harness.py -p no:cacheprovider > "$OUT/pytest-gpu.log" 2>&1
 echo "pytest gpu: rc=$? $((SECONDS - t0))s"; tail -4 "$OUT/pytest-gpu.log"
 
-timeout 200 python3 -m kernelseek eval kernels/hopper/flash_attn_fwd.cu --arch sm90 --sanitize-only \
+timeout 200 python3 -m kernelseek eval kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu --arch sm90 --sanitize-only \
     --sanitize-tools racecheck --sanitize-timeout 180 --sanitize-logs "$OUT/sanitizer" > "$OUT/sanitizer-racecheck.txt" 2>&1
 echo "racecheck: rc=$?"; tail -4 "$OUT/sanitizer-racecheck.txt"

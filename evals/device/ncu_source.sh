@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute's full set, with stall reasons by SASS line, for one kernel and the task's baseline on
 # each scenario, in one device call; the reports' text comes back as $OUT/ncu.tgz.
-#   bash evals/device/ncu_source.sh kernels/hopper/flash_attn_fwd.cu grid_d128_s8192 grid_d64_s8192
+#   bash evals/device/ncu_source.sh kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu grid_d128_s8192 grid_d64_s8192
 # Per scenario and side (ours: OURS_RE, the baseline: BASE_RE, regexes of kernel names) it profiles the
 # second launch (warm caches) and writes NAME-SIDE-details.txt (every section) and NAME-SIDE-sass.csv
 # (per-instruction counters: executed instructions, stall reasons). Prebuild the kernel into

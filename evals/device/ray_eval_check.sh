@@ -25,7 +25,7 @@ python3 -c "import ray; print('ray', ray.__version__)" || exit 2
 if [ $# -ge 2 ]; then A=$1; B=$2
 else  # the seed and the shipped kernel share a file name, and eval --out keys reports by it
   mkdir -p /tmp/ks-ray-check; A=/tmp/ks-ray-check/seed_fa.cu; B=/tmp/ks-ray-check/hopper_fa.cu
-  cp kernels/seeds/flash_attn_fwd.cu "$A"; cp kernels/hopper/flash_attn_fwd.cu "$B"; fi
+  cp kernels/seeds/flash_attn_fwd.cu "$A"; cp kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu "$B"; fi
 common=(eval "$A" "$B" --arch "${ARCH:-sm90}" --quick --seed 1)   # ARCH=cpu: the same check on the CPU task
 echo "== alone: kernelseek ${common[*]}"
 timeout 270 python3 -m kernelseek "${common[@]}" --out "$OUT/alone" > "$OUT/alone.log" 2>&1; echo "rc=$?"

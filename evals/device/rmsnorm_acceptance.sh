@@ -37,7 +37,7 @@ export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/ks-inductor}  # e
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"
 
 if [ "$PART" != session ]; then
-  for pair in seed=kernels/seeds/add_rmsnorm.cu hopper=kernels/hopper/add_rmsnorm.cu; do
+  for pair in seed=kernels/seeds/add_rmsnorm.cu hopper=kernels/hopper/add_rmsnorm/add_rmsnorm.cu; do
     name=add_rmsnorm-${pair%%=*}-sm90-full; kernel=${pair#*=}
     budget=$(( $(left) - 30 )); [ "$budget" -gt 280 ] && budget=280
     [ "$PART" = all ] && [ "$budget" -gt 200 ] && budget=200
@@ -59,7 +59,7 @@ if [ "$PART" != judge ]; then
     sed 's/h \* scale \* __bfloat162float(weight\[c\])/h * scale/' kernels/seeds/add_rmsnorm.cu > $wrong
     cmp -s $wrong kernels/seeds/add_rmsnorm.cu && { echo "the wrong variant did not change the seed"; exit 1; }
     # a last "done" answers the step after the faster one if the target gain was not met (--max-steps 4 ends it)
-    python3 -m kernelseek.models.scripted add_rmsnorm.cu $wrong :done kernels/hopper/add_rmsnorm.cu :done > /tmp/rms-script.json
+    python3 -m kernelseek.models.scripted add_rmsnorm.cu $wrong :done kernels/hopper/add_rmsnorm/add_rmsnorm.cu :done > /tmp/rms-script.json
     confine=(); command -v bwrap > /dev/null || confine=(--unconfined)  # the image has no bubblewrap
     rm -rf runs/rms-scripted; t0=$SECONDS
     timeout $(( $(left) - 25 )) python3 -m kernelseek run add_rmsnorm --arch sm90 --model scripted//tmp/rms-script.json \

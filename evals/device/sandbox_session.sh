@@ -46,7 +46,7 @@ probe = "\n".join([
     "echo '== writable'; touch /usr/x 2>&1; touch here && echo workspace-writable",
     "(sleep 600 &) ; echo started-background",
 ])
-steps = session("flash_attn_fwd.cu", ["/tmp/broken.cu", ":done", "kernels/hopper/flash_attn_fwd.cu"])
+steps = session("flash_attn_fwd.cu", ["/tmp/broken.cu", ":done", "kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu"])
 first = {"content": "First I look at what my shell can reach.", "tool_calls": [
     {"name": "shell", "arguments": {"command": probe}},
     {"name": "read_file", "arguments": {"path": f"{repo}/kernels/hopper/NOTES.md"}},

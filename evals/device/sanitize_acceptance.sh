@@ -19,7 +19,7 @@
 # TOOL_LIMIT (default 240) is each tool's time limit in seconds.
 set -uo pipefail
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} KERNELSEEK_CACHE=$PWD/.ks-cache PYTHONUNBUFFERED=1 COLUMNS=200
-KERNELS=("hopper=kernels/hopper/flash_attn_fwd.cu" "seed=kernels/seeds/flash_attn_fwd.cu")
+KERNELS=("hopper=kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu" "seed=kernels/seeds/flash_attn_fwd.cu")
 PY=${PY:-python3}
 
 if [ "${1:-}" = "--prebuild" ]; then
@@ -32,7 +32,7 @@ sys.path.insert(0, "tests")
 from faults import SANITIZER_WRAPPERS, write_sanitizer_fault
 from kernelseek.harness import build_kernel
 folder = Path(tempfile.mkdtemp())
-paths = ["kernels/hopper/flash_attn_fwd.cu", "kernels/seeds/flash_attn_fwd.cu"]
+paths = ["kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu", "kernels/seeds/flash_attn_fwd.cu"]
 paths += [write_sanitizer_fault(kind, folder)[0] for kind in sorted(SANITIZER_WRAPPERS)]
 for path in paths:
     built = build_kernel(path, "sm90", entry_point="ks_flash_attn_fwd")

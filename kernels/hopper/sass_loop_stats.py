@@ -3,7 +3,7 @@
     python kernels/hopper/sass_loop_stats.py KERNEL.cubin [FUNCTION_SUBSTRING ...]
 
 Build the cubin first (`nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -cubin -o k.cubin
-kernels/hopper/flash_attn_fwd.cu`). For every function whose mangled name contains one of the substrings
+kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu`). For every function whose mangled name contains one of the substrings
 (default: every fa_fwd_sm90 instantiation without the varlen schedule), it finds the main loop (the
 backward branch whose body holds the most HGMMA, under 1500 instructions), lists the conditional forward
 branches inside it with the instructions each skips and what they are (softcap: MUFU.TANH; the O

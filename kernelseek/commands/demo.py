@@ -12,7 +12,8 @@ from kernelseek.harness.build import BuildError, build_kernel
 from kernelseek.harness.judge import gpu_problem, judge
 from kernelseek.harness.task import load_task, seed_kernel
 
-SHIPPED = {"sm90": "kernels/hopper/flash_attn_fwd.cu", "sm100": "kernels/blackwell/flash_attn_fwd.cu"}
+SHIPPED = {"sm90": "kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu",
+           "sm100": "kernels/blackwell/flash_attn_fwd.cu"}
 SEED = "kernels/seeds/flash_attn_fwd.cu"
 
 

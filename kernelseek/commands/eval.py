@@ -369,9 +369,9 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         when every kernel is correct. Examples:
 
             kernelseek eval kernels/seeds/flash_attn_fwd.cu --arch sm90 --out evals/results/seed-sm90.json
-            kernelseek eval kernels/hopper/flash_attn_fwd.cu --holdout 24 --seed 1
+            kernelseek eval kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu --holdout 24 --seed 1
             kernelseek eval a.cu b.cu c.cu d.cu --arch sm90 --parallel 4 --out evals/results/batch/
-            kernelseek eval kernels/hopper/flash_attn_fwd.cu --quick --sanitize
+            kernelseek eval kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu --quick --sanitize
             kernelseek eval kernels/seeds/flash_attn_fwd.cu --sanitize-only --sanitize-logs /tmp/san
         """
         for kernel in kernels:

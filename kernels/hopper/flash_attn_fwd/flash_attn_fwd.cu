@@ -30,7 +30,7 @@
 // (misaligned pointers or strides) and seqlen_k == 0.
 //
 // Layout of this file:
-//   1. generated wgmma wrappers (output of kernels/hopper/gen_wgmma.py; do not edit by hand)
+//   1. generated wgmma wrappers (output of kernels/hopper/flash_attn_fwd/gen_wgmma.py; do not edit by hand)
 //   2. hardware constants, named barriers, return codes
 //   3. PTX helpers
 //   4. tile configuration per head dim, kernel parameters
@@ -53,9 +53,9 @@ namespace ks {
 
 // ================================================================================================
 // 1. Generated wgmma wrappers: Wgmma<N>::ss (A, B from shared memory) and ::rs (A from registers).
-//    Regenerate with `python kernels/hopper/gen_wgmma.py --ss-vt 64` and paste between the markers.
+//    Regenerate with `python kernels/hopper/flash_attn_fwd/gen_wgmma.py --ss-vt 64` and paste between the markers.
 // ================================================================================================
-// ---- GEN BEGIN (kernels/hopper/gen_wgmma.py --ss-vt 64) ----
+// ---- GEN BEGIN (kernels/hopper/flash_attn_fwd/gen_wgmma.py --ss-vt 64) ----
 template <int N> struct Wgmma;
 template <> struct Wgmma<64> {
   // D[64x64] (+)= A[64x16] (smem, K-major) * B[16x64] (smem, K-major); bf16 in, f32 accumulate
