@@ -170,9 +170,9 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path):
 
 
 def test_two_recorded_hopper_judgements_compare_whole():
-    """The real files of evals/results: v20 and v24, both judged with the hold-out of seed 2."""
-    before = load_judgement(REPO / "evals/results/v20-sm90-full-holdout24-s2.json")
-    after = load_judgement(REPO / "evals/results/v24-sm90-full-holdout24-s2.json")
+    """The real files of benchmarks/results: v67 (H200) and v73 (H100), both with the hold-out of seed 2."""
+    before = load_judgement(REPO / "benchmarks/results/v67-sm90-full-holdout24-s2-h200.json")
+    after = load_judgement(REPO / "benchmarks/results/v73-sealed-sm90-full-holdout24-s2-h100.json")
     c = compare(before, after)
     assert len(c.changes) == 212 and not c.only_before and not c.only_after
     assert sum(c.count(v) for v in (FASTER, SLOWER, WITHIN, BROKE, FIXED, UNTIMED)) == 212

@@ -1,4 +1,4 @@
-"""evals/device/ncu_source_summary.py reads ncu's per-instruction export: stalls by reason, the hottest
+"""benchmarks/ncu_source_summary.py reads ncu's per-instruction export: stalls by reason, the hottest
 lines, and a barrier polled in a loop are reported from a small export written here."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "evals" / "device" / "ncu_source_summary.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "ncu_source_summary.py"
 HEADER = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed",
           "stall_barrier", "stall_long_sb", "stall_wait", "stall_barrier (Not Issued)"]
 

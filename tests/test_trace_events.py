@@ -11,7 +11,7 @@ from kernelseek import trace_events
 from kernelseek.trace import EVENT_FIELDS, read_trace, validate_event
 
 ROOT = Path(__file__).resolve().parent.parent
-WRITTEN = sorted([*ROOT.glob("tests/fixtures/sessions/*/trace.jsonl"), *ROOT.glob("evals/results/**/trace.jsonl")])
+WRITTEN = sorted([*ROOT.glob("tests/fixtures/sessions/*/trace.jsonl"), *ROOT.glob("benchmarks/results/**/trace.jsonl")])
 BASE = {"seq": 3, "time": "2026-12-03T10:00:00.000+00:00", "step": 2, "key": "2:k"}
 
 

@@ -139,8 +139,8 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         stderr. Exit status 1 when a scenario correct in BEFORE is incorrect in an AFTER, 2 on
         bad input. Examples:
 
-            kernelseek compare evals/results/v20-sm90-full-holdout24-s2.json \\
-                evals/results/v24-sm90-full-holdout24-s2.json
+            kernelseek compare benchmarks/results/seed-sm90-full-holdout24.json \\
+                benchmarks/results/v67-sm90-full-holdout24-s2-h200.json
             kernelseek compare v28-d64.json v33-d64.json v36-d64.json
             kernelseek compare v24.json v37.json v38.json --by 'd\\d+'     # by head dimension
             kernelseek compare old.json new.json | sort -t$'\\t' -k7 -g | head

@@ -325,7 +325,7 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         quick: bool = typer.Option(False, "--quick", help="Judge a fixed representative subset only."),
         compile_only: bool = typer.Option(False, "--compile-only", help="Build and guard only; print the "
                                           "resource report (works without a GPU)."),
-        out: Path = typer.Option(None, help="Write the full JSON report here (e.g. evals/results/NAME.json); with "
+        out: Path = typer.Option(None, help="Write the full JSON report here (e.g. benchmarks/results/NAME.json); with "
                                  "several kernels, a folder that gets one <kernel name>.json each."),
         scenarios: str = typer.Option(None, help="Only scenarios whose name or group matches this glob."),
         seed: int = typer.Option(None, help="Seed for the random inputs, and for the hold-out sample when "
@@ -368,9 +368,9 @@ def register(app: typer.Typer, **_: typer.Typer) -> None:
         N at once, each on a GPU of its own (no two judgements share a GPU while timing). Exit status 0
         when every kernel is correct. Examples:
 
-            kernelseek eval kernels/seeds/flash_attn_fwd.cu --arch sm90 --out evals/results/seed-sm90.json
+            kernelseek eval kernels/seeds/flash_attn_fwd.cu --arch sm90 --out benchmarks/results/seed-sm90.json
             kernelseek eval kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu --holdout 24 --seed 1
-            kernelseek eval a.cu b.cu c.cu d.cu --arch sm90 --parallel 4 --out evals/results/batch/
+            kernelseek eval a.cu b.cu c.cu d.cu --arch sm90 --parallel 4 --out benchmarks/results/batch/
             kernelseek eval kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu --quick --sanitize
             kernelseek eval kernels/seeds/flash_attn_fwd.cu --sanitize-only --sanitize-logs /tmp/san
         """
