@@ -16,7 +16,7 @@ from loop_support import ROOT, env, events, invoke, run_cli, script, shell
 from kernelseek.agent import sandbox, tools
 
 SECRET = "sk-ks-room-7f3a9"  # what the parent process holds and the worker must never see
-NOTES = ROOT / "kernels" / "hopper" / "NOTES.md"
+NOTES = ROOT / "kernels" / "hopper" / "LAB.md"  # a file of the repository, outside the workspace
 PLANTED = ROOT / "kernels" / "ks-room-planted"
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)")
 
@@ -52,7 +52,7 @@ def test_a_scripted_worker_cannot_peek_or_reach_out(tmp_path):
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-OF-THE-USER")
     attempts = [
-        read("../../../kernels/hopper/NOTES.md"), read(str(NOTES)), read(str(home / ".ssh" / "id_ed25519")),
+        read("../../../kernels/hopper/LAB.md"), read(str(NOTES)), read(str(home / ".ssh" / "id_ed25519")),
         read("/proc/self/environ"), read("/etc/hostname"),
         shell(f"ln -s {NOTES} notes.md; ln -s {home}/.ssh ssh"), read("notes.md"), read("ssh/id_ed25519"),
         shell(f"cat {NOTES} {home}/.ssh/id_ed25519; ls {ROOT} {home}"),
