@@ -1,9 +1,8 @@
 // add_rmsnorm for Hopper and Blackwell (sm_90+: clusters): fused residual add + RMSNorm, bf16, one pass
-// over memory. Contract: evals/tasks/add_rmsnorm/entry.h. Version 2: rows of any alignment take the vector
-// path too (kernels/hopper/versions/add_rmsnorm_v2.md). Version 3: with fewer rows than SMs, a wide row is
-// shared by a cluster of CTAs (kernels/hopper/versions/add_rmsnorm_v3.md); version 5: its sums exchanged
-// by plain distributed shared-memory stores between two cluster barriers, and only rows of 96 KB and more
-// (kernels/hopper/versions/add_rmsnorm_v5.md).
+// over memory. Contract: evals/tasks/add_rmsnorm/entry.h. Rows of any alignment take the vector path too;
+// with fewer rows than SMs, a row of 96 KB or more is shared by a cluster of CTAs, its sums exchanged by
+// plain distributed shared-memory stores between two cluster barriers. Map: README.md beside this file;
+// versions and their judgements: RESULTS.md.
 //
 // The operator is memory-bound (about 5 flops per 8 bytes), so the design is about bytes in flight:
 // - a row is read once: each thread loads its V chunks of 8 elements of x, the residual and the weight
@@ -47,8 +46,8 @@ struct Params {
 };
 
 constexpr int kWarpRowsPerCta = 8;
-// false: short rows always get a CTA each (one chunk a thread), whatever the rows; variant b of
-// versions/add_rmsnorm_v2.md (not judged yet) asks whether that beats warp rows on many rows
+// false: short rows always get a CTA each (one chunk a thread), whatever the rows; whether that beats
+// warp rows on many rows has not been judged
 constexpr bool kShortRowsToWarps = true;
 
 __device__ __forceinline__ void unpack(uint4 v, float f[8]) {
@@ -162,14 +161,14 @@ __device__ __forceinline__ unsigned cluster_size() {
     return n;
 }
 
-// The exchange of a cluster's partial sums (v5). Each CTA arrives (relaxed: nothing to order yet) on the
+// The exchange of a cluster's partial sums. Each CTA arrives (relaxed: nothing to order yet) on the
 // cluster barrier at its start, and waits on it just before its first store into another CTA: a CTA's
 // shared memory may be written only once that CTA runs. Thread k < ranks then stores the CTA's sum into
 // CTA k's slot [rank] (st.shared::cluster), and a second cluster barrier (release, acquire) orders every
 // slot's store before any CTA reads its slots; nobody exits before every store into it has landed. The new
 // residual is stored after this barrier, not before, so that its release has no global store to wait
-// for (ptxas makes the release a MEMBAR.ALL.GPU). v3 and v4 exchanged through st.async and an mbarrier
-// instead, and racecheck warned at the mbarrier's initialisation.
+// for (ptxas makes the release a MEMBAR.ALL.GPU). An exchange through st.async and an mbarrier instead
+// drew racecheck warnings at the mbarrier's initialisation.
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
 __device__ __forceinline__ unsigned remote_addr(unsigned local, unsigned rank) {
@@ -395,10 +394,10 @@ void launch_vec(const Params& p, bool any, int v, bool warp_rows, int threads, c
     else launch_vec<RES, false>(p, v, warp_rows, threads, stream);
 }
 
-// Decode with wide rows (v3): how many CTAs share a row, 1 for none. A row moves (RES ? 10 : 6) x hidden
+// Decode with wide rows: how many CTAs share a row, 1 for none. A row moves (RES ? 10 : 6) x hidden
 // bytes (x, the residual and the weight read; out and the new residual written), through one SM at about
 // 64 bytes a clock, 112 GB/s: 0.85 us from kClusterMinRowBytes up. A cluster spreads that over `ranks`
-// SMs for the cost of its launch and two barriers, which v4's judgement on the H100 put at about 0.5 us
+// SMs for the cost of its launch and two barriers, which a judgement on the H100 put at about 0.5 us
 // (rows of 40 KB lost 0.45-0.5 us, of 70 KB 0.2, of 160 KB gained 0.5-0.8), so a row takes a cluster
 // where the one-SM time saved exceeds that with room. Up to kMaxCluster CTAs, as many as leave every row
 // its own SMs (rows x ranks <= SMs), each with >= kClusterMinChunks chunks (two warps at one chunk a thread).

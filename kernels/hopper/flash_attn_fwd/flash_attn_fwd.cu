@@ -1,12 +1,12 @@
 // KernelSeek: FlashAttention forward for Hopper (sm_90a), single file, CUDA toolkit headers only.
 //
 // Main path: persistent or one-per-tile CTAs of three warpgroups over (128 query rows, head, batch),
-// or, for d64 and d96 where it makes fewer tiles, four over 192 rows (the tall tile, v33, v35):
+// or, for d64 and d96 where it makes fewer tiles, four over 192 rows (the tall tile):
 //   WG0  producer: one thread issues TMA (cp.async.bulk.tensor) loads of Q, K, V into 128B-swizzled
 //        shared memory, completing on mbarriers; K and V each have their own full/empty barriers.
 //   WG1, WG2 (, WG3)  consumers, 64 query rows each: S = Q K^T with wgmma (both operands from shared
 //        memory), mask, online softmax in registers, O += P V with wgmma (P from registers, or from
-//        shared memory for d64's 192-key tall tile, v36; V N-major from shared memory). The next
+//        shared memory for d64's 192-key tall tile; V N-major from shared memory). The next
 //        block's Q K^T is issued before this block's P V (intra-warpgroup overlap), and the
 //        consumers take turns issuing (pingpong), so one's softmax overlaps the others' matrix work.
 //   setmaxnreg moves registers from the producer to the consumers.
@@ -15,14 +15,14 @@
 // Varlen uses the same TMA path: the last tile of a sequence is shifted back so a box never reads
 // past the sequence's end (and never past the tensor); the shifted-in rows are masked. When the batch
 // may hold fewer rows in all than one box, a one-thread kernel first bounds the maps' rows by the true
-// totals from cu_seqlens, so TMA zero-fills a box's rows past the end (v40).
+// totals from cu_seqlens, so TMA zero-fills a box's rows past the end.
 // Split-KV (decode-like shapes): fp32 partials in a workspace allocated once, then a combine kernel.
 // Causal with more queries than keys: the leading query rows see no key (O = 0, lse = -inf); when
 // whole waves of tiles are such rows, a fill kernel writes them at streaming speed and the main
-// kernel starts at the first m-block that sees a key (v15: v12 + v14b's fill, without v14a's second Q buffer).
-// Varlen (v16): a persistent grid whose CTAs build the batch's real tile list on the device from
+// kernel starts at the first m-block that sees a key (a second Q buffer for such tiles measured nothing).
+// Varlen: a persistent grid whose CTAs build the batch's real tile list on the device from
 // cu_seqlens (no empty tiles), heaviest first across all sequences and heads, dealt out in a snake.
-// Epilogue (v17): where shared memory has room for an O staging tile (head dim <= 128), each consumer
+// Epilogue: where shared memory has room for an O staging tile (head dim <= 128), each consumer
 // warpgroup writes its 64 rows of bf16 O into it (128B-swizzled, as TMA expects) and one thread
 // stores them with one TMA bulk tensor store per 64-column atom; rows the box would write that the
 // tile does not own (varlen box shifts, GQA packing with groups > 2) take the direct stores.
@@ -207,7 +207,7 @@ template <> struct Wgmma<256> {
 constexpr int kWarpSize = 32;
 constexpr int kWarpGroupThreads = 128;                           // wgmma is issued by 4 warps together
 constexpr int kWgRows = 64;                                      // query rows per consumer warpgroup (wgmma's m)
-constexpr int kMaxConsumerWarpGroups = 3;                        // a tile of 192 rows (d64's tall tile, v33)
+constexpr int kMaxConsumerWarpGroups = 3;                        // a tile of 192 rows (d64's tall tile)
 constexpr int BM = 2 * kWgRows;                                  // query rows of the standard tile: two consumers
 constexpr int kWgmmaK = 16;                                      // k extent of one bf16 wgmma
 constexpr int kSwizzleBytes = 128;                               // 128B swizzle: one smem row of an atom
@@ -216,18 +216,18 @@ constexpr int kAtomBytes = 8 * kSwizzleBytes;                    // 8 rows x 128
 constexpr int kSmemAlign = kAtomBytes;                           // 128B-swizzled tiles start 1024-aligned
 constexpr int kMbarBytes = 8;
 constexpr int kBarrierRegionBytes = 256;                         // room for every mbarrier of a config
-constexpr int kTileStashBytes = 64;                              // a consumer warp's copy of its tile (v57)
-constexpr int kOrderSlots = 16;                                  // one word per warp of the CTA (v22)
+constexpr int kTileStashBytes = 64;                              // a consumer warp's copy of its tile (fed tiles)
+constexpr int kOrderSlots = 16;                                  // one word per warp of the CTA (keep_before_wait)
 constexpr int kOrderSlotsOff = kBarrierRegionBytes - 4 * kOrderSlots;  // at the end of the barrier region
-constexpr int kNextTileOff = kOrderSlotsOff - 4;                 // the tile the producer feeds next (v49)
-// Varlen schedule table in shared memory (v16): per sequence (first bucket, m-blocks), per bucket the
-// running tile count. Capacities, not tuning: beyond them the launcher keeps v15's one-CTA-per-tile grid.
+constexpr int kNextTileOff = kOrderSlotsOff - 4;                 // the tile the producer feeds next (fed tiles)
+// Varlen schedule table in shared memory: per sequence (first bucket, m-blocks), per bucket the
+// running tile count. Capacities, not tuning: beyond them the launcher keeps one CTA per tile of the maxima.
 constexpr int kVarlenMaxBatch = 128;
 constexpr int kVarlenMaxBuckets = 512;
 constexpr int kVarlenTableBytes = (2 * kVarlenMaxBatch + kVarlenMaxBuckets + 1) * 4;
 constexpr int kMaxDynSmem = 232448;                              // sm_90: 227 KiB of dynamic smem per CTA
 constexpr int kMaxSplits = 16;
-constexpr int kOStageMaxBN = 128;                                // widest key block whose config stages O (v17)
+constexpr int kOStageMaxBN = 128;                                // widest key block whose config stages O
 
 // Register split after setmaxnreg. A CTA of T threads is launched with 65536 / T registers a thread
 // rounded down to a multiple of 8 (__launch_bounds__(T, 1): 168 for 384 threads, 128 for 512), and
@@ -245,10 +245,10 @@ static_assert(consumer_regs(2) == 240 && consumer_regs(3) == 160, "the split mea
 
 // Named barriers (bar.sync ids; 0 is __syncthreads). Pingpong: barrier kBarTurn + w means
 // "consumer warpgroup w may issue its matrix products"; w and the warpgroup before it take part.
-// kBarOStage + w: the 128 threads of consumer warpgroup w around its O staging tile (v17).
-// kBarPStage + w: the 128 threads of consumer warpgroup w after writing P to shared memory (v36).
+// kBarOStage + w: the 128 threads of consumer warpgroup w around its O staging tile.
+// kBarPStage + w: the 128 threads of consumer warpgroup w after writing P to shared memory.
 // kBarTileEnd: both consumer warpgroups at a tile's end, before one writes its O into a K or V buffer
-// of the tile's last key block (v32). Under turns (v41) two one-way signals instead: kBarLastKRead,
+// of the tile's last key block. Under turns (d256) two one-way signals instead: kBarLastKRead,
 // warpgroup 1's S product of the last block is complete (0 may stage into its K buffer);
 // kBarLastVRead, warpgroup 0's P V product of it is (1 may stage into its V buffer).
 enum NamedBarrier : int {
@@ -421,7 +421,7 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 // Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte offsets
 // (each >> 4) in the low word; swizzle mode 1 (128B) in bits 62-63. Built once per operand; the
 // k-steps of one product differ only in the start address, so desc_at adds (offset >> 4) to the low
-// word: one add per wgmma instead of rebuilding the fields (v23). The start field cannot carry into
+// word: one add per wgmma instead of rebuilding the fields. The start field cannot carry into
 // the LBO field: shared addresses stay below 2^18 bytes, so (address >> 4) < 2^14 for every step.
 struct SmemDesc {
   uint32_t lo, hi;
@@ -448,24 +448,23 @@ struct Cfg {
   static constexpr int THREADS = kWarpGroupThreads * (1 + WGS);  // the producer warpgroup and the consumers
   static constexpr int CONSUMER_WARPS = WGS * kWarpGroupThreads / kWarpSize;  // arrivals on an "empty" mbarrier
   static constexpr int CONSUMER_REGS = consumer_regs(WGS);
-  // The varlen schedule's instantiation (v20): only it holds the table and its branches, so launches
-  // without the schedule pay neither (v19 measured ~0.3 us more than v17 on one-tile launches).
+  // The varlen schedule's instantiation: only it holds the table and its branches, so launches
+  // without the schedule pay neither (compiled into every launch, they cost ~0.3 us on one-tile launches).
   static constexpr bool VS = VS_;
-  // Softmax of block n under this warpgroup's own P V of block n-1 (v22/v23d): measured +2 % with
-  // 64-key blocks (d256) and, before the uniform descriptors (v28), -3 to -9 % with 128-key blocks.
-  // Asked again in v63 (H100, grid + hold-out): d128 +4 % (128- and 176-key blocks), d64 -1 to -2 %,
-  // where the P V product (64 x 64 x BN) is half d128's and does not cover the softmax (v67).
+  // Softmax of block n under this warpgroup's own P V of block n-1: measured +2 % with 64-key blocks
+  // (d256) and, before the uniform descriptors, -3 to -9 % with 128-key blocks. Measured again with
+  // them (H100, grid + hold-out): d128 +4 % (128- and 176-key blocks), d64 -1 to -2 %, where the P V
+  // product (64 x 64 x BN) is half d128's and does not cover the softmax.
   static constexpr bool SOFTMAX_UNDER_OWN_PV = BN < 128 || D >= 128;
   // Up to d128 the consumers take turns issuing their products (pingpong: one's softmax runs under
-  // the other's products; v2 measured ~9 % on d64/d128) and O is rescaled after the P V wait. Above
-  // d128 the products are long against the softmax: there FA3 (its released binary, read statically:
-  // versions/fa3_sass_comparison.md) issues without turns and rescales O between its QK and P V
-  // issues, under the QK product; v30 asks whether that is faster here too.
-  // v38 measured FA3's order at d192 +5.8 % (with v32's staging); at d256 it lost 3.7 % alone (v30) and
-  // v32's staging only bought that back, so d256 keeps the turns and stages its O under them (v41).
+  // the other's products; measured ~9 % on d64/d128) and O is rescaled after the P V wait. Above
+  // d128 the products are long against the softmax: there FA3 (its released binary, read statically)
+  // issues without turns and rescales O between its QK and P V issues, under the QK product. Measured here: FA3's order at d192 +5.8 % (with O staged in the last block's buffers); at
+  // d256 it lost 3.7 % alone and that staging only bought it back, so d256 keeps the turns and stages
+  // its O under them.
   static constexpr bool PINGPONG = D != 192;
   static constexpr bool RESCALE_BEFORE_PV = !PINGPONG;
-  // A warp skips the O rescale after a key block that raised none of its rows' maxima (v26): the
+  // A warp skips the O rescale after a key block that raised none of its rows' maxima: the
   // skip costs ~11 instructions a block (the compare, the select, the vote, the branch) and saves
   // D/2 FMUL where taken. From d128 up that pays once a block in six is skipped (rows of ~2k keys
   // on random data, in a CPU model of the loop); at d64 it would take a third, rows of 4k+ keys.
@@ -476,13 +475,13 @@ struct Cfg {
   static constexpr int Q_BYTES = BM * DP * 2;
   static constexpr int KV_BYTES = BN * DP * 2;
   static constexpr int RING_END = Q_BYTES + 2 * STAGES * KV_BYTES;
-  // O staging tile (v17): BM x DP bf16 after the K/V rings where it fits (d64, d96, d128; not d192
+  // O staging tile: BM x DP bf16 after the K/V rings where it fits (d64, d96, d128; not d192
   // or d256, whose Q tile and rings leave < 10 KB), each consumer warpgroup's 64 rows as NA
   // 64-row x 128-byte atoms. Not for key blocks wider than kOStageMaxBN (d64's wide tile: its
   // registers are at the limit, staging spilled 20 bytes; it only runs where tiles average >= 2048
   // keys, so the epilogue is a small part of its tile's time).
   static constexpr int O_TILE_BYTES = BM * DP * 2;
-  // P through shared memory (v36): three consumers with key blocks wider than 128, whose S, P and O
+  // P through shared memory: three consumers with key blocks wider than 128, whose S, P and O
   // (96 + 48 + 32 registers at 192 keys) do not fit their 160. A 64-row x BN tile per warpgroup after the
   // rings, K-major with the 128B swizzle (as Q), the A operand of an SS P V product.
   static constexpr bool P_SMEM = WGS == 3 && BN > 128;
@@ -497,17 +496,17 @@ struct Cfg {
   static constexpr int O_BYTES = O_STAGE ? O_TILE_BYTES : 0;
   // Where no staging tile fits (d192, d256): each consumer warpgroup stages its 64 rows in a buffer of
   // the tile's last key block, warpgroup 0 in its K buffer, 1 in its V buffer, released to the producer
-  // once the TMA store has read it (v32). Two consumers. Without turns the two warpgroups meet at the
+  // once the TMA store has read it. Two consumers. Without turns the two warpgroups meet at the
   // tile's end (both products done with that block), which costs nothing when they run abreast; with
-  // turns 1 trails 0 by a product, so each waits only for the other's product on its buffer (v41).
+  // turns 1 trails 0 by a product, so each waits only for the other's product on its buffer.
   static constexpr bool O_BORROW = !O_STAGE && WGS == 2 && BN >= kWgRows;
   static constexpr int O_WG_BYTES = O_BYTES / WGS;
   static constexpr int O_ATOM_BYTES = kWgRows * kSwizzleBytes;  // one warpgroup's 64 rows of one atom
   static constexpr int BAR_OFF = O_OFF + O_BYTES;
   // Fed tiles: each consumer warp's copy of its tile, held across the key-block loop here rather than
-  // in registers (v57: d192's fed consumer spilled 64 bytes of them).
+  // in registers (d192's fed consumer spilled 64 bytes of them).
   static constexpr int STASH_OFF = BAR_OFF + kBarrierRegionBytes;
-  static constexpr int TABLE_OFF = STASH_OFF + STASH_BYTES;                  // varlen schedule table (v16)
+  static constexpr int TABLE_OFF = STASH_OFF + STASH_BYTES;                  // varlen schedule table
   static constexpr int SMEM = TABLE_OFF + TABLE_BYTES + kSmemAlign;  // + barriers, table, alignment slack
   static_assert(SMEM <= kMaxDynSmem, "smem");
   static_assert((2 + 4 * STAGES) * kMbarBytes <= kNextTileOff, "barriers");
@@ -520,34 +519,34 @@ struct Cfg {
 };
 
 // The configurations per head dim. BN: 128 while the S and O accumulators fit the consumers'
-// 240 registers, 112 for d192, 80 for d256 (FA3's; it spilled until v24 freed Q's descriptor registers:
-// v25, v54; its varlen-schedule launches keep 64, see VarlenTwin). d64 has a second, wide one
-// (BN 192, 3 stages) for long sequences: +5-11 % from 2048 keys up, -5-15 % at 512-1024 (v9), and a
-// tall one (192 rows, three consumer warpgroups; v33, FA3's d64 tile height): its S, P and O
+// 240 registers, 112 for d192, 80 for d256 (FA3's; it spilled until Q's descriptors were rebuilt per
+// product, freeing their registers; its varlen-schedule launches keep 64, see VarlenTwin). d64 has a
+// second, wide one (BN 192, 3 stages) for long sequences: +5-11 % from 2048 keys up, -5-15 % at
+// 512-1024, and a tall one (192 rows, three consumer warpgroups; FA3's d64 tile height): its S, P and O
 // accumulators (64 + 32 + 32 registers a thread) fit the 160 registers three consumers get.
 template <int D> struct HeadDimTiles;
 template <> struct HeadDimTiles<64> {
   using Narrow = Cfg<64, 128, 2>;
   using Wide = Cfg<64, 192, 3>;
-  using Tall = Cfg<64, 128, 2, 3>;  // 192 query rows, three consumers at 160 registers (v33)
-  using TallWide = Cfg<64, 192, 2, 3>;  // and 192-key blocks, P through shared memory (v36)
+  using Tall = Cfg<64, 128, 2, 3>;  // 192 query rows, three consumers at 160 registers
+  using TallWide = Cfg<64, 192, 2, 3>;  // and 192-key blocks, P through shared memory
   static constexpr bool kHasWide = true;
-  static constexpr int kWideMinKeys = 2048;  // use_wide_tiles: measured in v9/v10
+  static constexpr int kWideMinKeys = 2048;  // use_wide_tiles: measured 2048 against 4096
   static constexpr bool kHasTall = true;
   static constexpr bool kHasTallWide = true;
 };
 template <> struct HeadDimTiles<96> {
   using Narrow = Cfg<96, 128, 2>;
   using Wide = Narrow;
-  using Tall = Cfg<96, 112, 2, 3>;  // 192 rows at 160 registers: S 56 + P 28 + O 48 (128 keys spilled 144 B; v35)
+  using Tall = Cfg<96, 112, 2, 3>;  // 192 rows at 160 registers: S 56 + P 28 + O 48 (128 keys spilled 144 B)
   using TallWide = Narrow;
   static constexpr bool kHasWide = false;
   static constexpr int kWideMinKeys = 0;  // no wide block
   static constexpr bool kHasTall = true;
   static constexpr bool kHasTallWide = false;
 };
-// d128's wide block (v31, FA3's non-causal d128 width): v18's BN 176 spilled 8 bytes; with v28's
-// uniform descriptors it compiles with none. v38 against v37 on the H200 (2026-12-05), by mean visible
+// d128's wide block (FA3's non-causal d128 width): BN 176 spilled 8 bytes until the wgmma descriptors
+// were uniform; now it compiles with none. Measured with and without it on the H200 (2026-12-05), by mean visible
 // keys a tile: 2048, -5 % (grid, GQA, softcap s2048, causal s4096); 4096, break-even (-1.8 % non-causal
 // s4096, +1.1 % causal s8192); 8192 and more, +1.9 to +2.8 %. So from 6144, between the two.
 template <> struct HeadDimTiles<128> {
@@ -596,9 +595,9 @@ struct Params {
   int band;            // > 0 (one CTA per tile, causal): heavy first across bands of this many head slots
   int mb_off;          // the first m-block of every head slot (m-blocks below it see no key: fa_fill_empty's)
   int vl_buckets;      // > 0: varlen persistent schedule over this many work buckets (VarlenTable)
-  int o_tma;           // 1: the O tensor map is valid and warpgroups whose 64 rows it can store use it (v17)
-  int map_slot;        // >= 0: load Q, K, V through g_varlen_maps[map_slot] (varlen row bounds, v40)
-  int feed_slot;       // >= 0: CTAs take tiles in schedule order from g_tile_feeds[feed_slot] (v49)
+  int o_tma;           // 1: the O tensor map is valid and warpgroups whose 64 rows it can store use it
+  int map_slot;        // >= 0: load Q, K, V through g_varlen_maps[map_slot] (varlen row bounds)
+  int feed_slot;       // >= 0: CTAs take tiles in schedule order from g_tile_feeds[feed_slot]
   int fed_tiles;       // how many (a parameter, not a register of the 24-register producer)
   float* o_part;       // split-KV partials: [split][batch][hq][sq][D] fp32 and [split][batch][hq][sq]
   float* lse_part;
@@ -613,7 +612,7 @@ constexpr int kVarlenMapSlots = 64;
 enum VarlenMap { kMapQ, kMapK, kMapV, kVarlenMaps };
 __device__ CUtensorMap g_varlen_maps[kVarlenMapSlots][kVarlenMaps];
 
-// Tile feeds (v49): a persistent grid's CTAs take the next tile of the schedule order from a counter,
+// Tile feeds: a persistent grid's CTAs take the next tile of the schedule order from a counter,
 // so the busiest SM ends within about a tile of the others whatever the tiles' sizes (static dealing,
 // as causal pairing does, rounds them to whole rounds). Per call slot: {next tile, CTAs finished}; the
 // last CTA to finish zeroes both, so the next launch on the slot starts at 0 without a memset (the
@@ -643,9 +642,9 @@ struct Smem {
   __device__ __forceinline__ uint32_t v_full(int s) const { return bar + 8u * (2 + C::STAGES + s); }
   __device__ __forceinline__ uint32_t k_empty(int s) const { return bar + 8u * (2 + 2 * C::STAGES + s); }
   __device__ __forceinline__ uint32_t v_empty(int s) const { return bar + 8u * (2 + 3 * C::STAGES + s); }
-  // Fed tiles (v49): the index of the tile whose Q completes q_full next, -1 when none is left.
+  // Fed tiles: the index of the tile whose Q completes q_full next, -1 when none is left.
   __device__ __forceinline__ uint32_t next_tile() const { return bar + kNextTileOff; }
-  // Consumer warp cw's tile stash (fed tiles, v57).
+  // Consumer warp cw's tile stash (fed tiles).
   __device__ __forceinline__ uint32_t tile_stash(int cw) const {
     return bar - C::BAR_OFF + C::STASH_OFF + static_cast<uint32_t>(cw * kTileStashBytes);
   }
@@ -778,15 +777,15 @@ struct Tile {
 // does each pair's heavy tile (m_block n-1-k) in one round and its light one (m_block k) in the
 // next, so every CTA's rounds cost the same and CTAs running together stay on a few heads. Pairs
 // come in groups of two head slots: each slot's n/2 pairs, then, with n odd, the two slots' middle
-// m-blocks as one pair (v51: v7-v39 made a middle m-block a pair of its own, half a pair's work, and
-// with n/2 + 1 pairs a slot dividing the grid the same CTAs got every one of them).
+// m-blocks as one pair (a middle m-block as a pair of its own is half a pair's work, and
+// with n/2 + 1 pairs a slot dividing the grid the same CTAs would get every one of them).
 // Varlen schedule (p.vl_buckets > 0, persistent, no split): the real tiles, heaviest first
 // (VarlenTable), dealt out in a snake: in round k CTA c takes tile kG + c (k even) or kG + G-1-c
-// (k odd), so the CTA that got a round's heaviest tile gets the next round's lightest; fed (v53), the
+// (k odd), so the CTA that got a round's heaviest tile gets the next round's lightest; fed, the
 // counter deals the list in order, so each CTA takes the next heaviest tile when it is free (list
 // scheduling: the snake's rounds put a CTA's later tiles after its heavy one whatever they cost,
 // 1.12-1.30 of the ideal makespan on the suite's causal d256 batches; fed, 1.00-1.06:
-// versions/varlen_schedule_model.py).
+// tests/hopper_models/varlen_schedule_model.py).
 // Unfed, every CTA walks t = blockIdx.x, blockIdx.x + G, ... < num_tiles (static round-robin).
 template <bool VS>  // compiled with the varlen schedule (Cfg::VS)
 struct TileScheduler {
@@ -836,9 +835,9 @@ struct TileScheduler {
   }
 
   // false: t is an empty slot of the schedule (no such tile). C: the configuration (key block, tile rows).
-  // FED: t comes from the tile feed (v49), in schedule order. A fed launch without the varlen schedule
+  // FED: t comes from the tile feed, in schedule order. A fed launch without the varlen schedule
   // is fixed-length, so there the varlen paths compile away; the varlen schedule's fed position is t
-  // itself (v53: the counter deals the heaviest-first list, no snake).
+  // itself (the counter deals the heaviest-first list, no snake).
   template <class C, bool FED = false>
   __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
     const int varlen = FED && !VS ? 0 : p.varlen;
@@ -928,7 +927,7 @@ struct TileScheduler {
 // ---- producer (one thread of warpgroup 0) ------------------------------------------------------
 // Q once per tile, then K and V of each key block, last block first (the consumers' order), into
 // the STAGES-deep ring; each load waits until the consumers released that buffer.
-// Tiles: t = blockIdx.x, + gridDim.x, ... or, fed (p.feed_slot >= 0, v49), the counter's next, taken
+// Tiles: t = blockIdx.x, + gridDim.x, ... or, fed (p.feed_slot >= 0), the counter's next, taken
 // once this tile's loads are all issued (its last blocks still to compute: the fetch's latency hides
 // under them). A fed tile's index goes to the consumers through shared memory, published before q_full
 // completes (Q's arrival, or a plain arrival for a tile without key blocks, or -1: no tile left).
@@ -988,7 +987,7 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
     for (int nb = T.nb_hi - 1; nb >= T.nb_lo; --nb) {
       int ksh;
       // (the varlen schedule's launches are varlen, with one "batch" in the maps: constants for its
-      // 24-register producer, whose d192 fed instantiation spilled 4 bytes holding them; v58)
+      // 24-register producer, whose d192 fed instantiation spilled 4 bytes holding them)
       const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, C::VS ? 1 : FED ? 0 : p.varlen, &ksh);
       mbar_wait(sm.k_empty(kv.stage), kv.phase ^ 1);
       mbar_expect_tx(sm.k_full(kv.stage), C::KV_BYTES);
@@ -1061,7 +1060,7 @@ __device__ __forceinline__ void issue_pv(float* o, const uint32_t* pr, uint32_t 
   wg_commit();
 }
 
-// The same with P from this warpgroup's shared-memory tile sPw (K-major, 128B swizzle, as Q; v36).
+// The same with P from this warpgroup's shared-memory tile sPw (K-major, 128B swizzle, as Q).
 template <class C>
 __device__ __forceinline__ void issue_pv_smem(float* o, uint32_t sPw, uint32_t sVs) {
   SmemDesc a = smem_desc(sPw, 16, kAtomBytes);
@@ -1113,7 +1112,7 @@ __device__ __forceinline__ bool block_needs_mask(const Params& p, const Tile& T,
   return false;
 }
 
-// Softcap: the capped score is cap * tanh(s * scale / cap); the factor cap is folded into sl2 (v47: one
+// Softcap: the capped score is cap * tanh(s * scale / cap); the factor cap is folded into sl2 (one
 // FMUL a score element fewer, as FA3 does), so s becomes tanh(s * scale / cap) here.
 template <int BN>
 __device__ __forceinline__ void apply_softcap(float* s, const Params& p) {
@@ -1124,7 +1123,7 @@ __device__ __forceinline__ void apply_softcap(float* s, const Params& p) {
 }
 
 // Mask: -inf for keys before the block's nominal start (varlen shift), past the end, or causal-hidden.
-// Element (i, j) of this thread holds key key0 + 8i + (j & 1) of row rc.row[j >> 1]. kRowBounds (v65):
+// Element (i, j) of this thread holds key key0 + 8i + (j & 1) of row rc.row[j >> 1]. kRowBounds:
 // a row's visible keys are the column offsets c = 8i + (j & 1), compile-time constants, in [lo, hi[r]),
 // two compares against immediates and a select a score instead of three bounds on the key (302 -> 197
 // instructions a masked d128 block); the d64 tall-wide tile (160 registers a consumer) spilled 4 bytes
@@ -1166,13 +1165,13 @@ __device__ __forceinline__ void apply_mask(float* s, const Params& p, const Tile
 // running sums (l), and corr = exp(m_old - m_new) for the O accumulator. Row sums and maxima are
 // per-thread partial over its columns; the quad (4 threads) shares one row, so it decides alike.
 // With kSkipUnraised it returns whether a row of this thread raised its maximum: where none did the
-// factor is 1 (v24 took ex2 of m_old * sl2 - m_new * sl2, zero but for one rounding), so a warp whose
+// factor is 1 (rather than ex2 of m_old * sl2 - m_new * sl2, zero but for one rounding), so a warp whose
 // rows all kept their maxima skips the O rescale. On long rows most blocks raise no row's maximum.
-// Without, it returns true (rescale after every block, as v24).
+// Without, it returns true (rescale after every block).
 // (A maximum that lags the true one by up to 2^8, FA4's way, would skip nearly every rescale, but
 // then a block's largest p is no longer exactly 1 before its bf16 rounding: in a CPU model of this
 // loop that doubled the error against FA3's, up to 0.88 of the judge's bound:
-// versions/v26_rescale_skip_model.py.)
+// tests/hopper_models/rescale_skip_model.py.)
 template <int BN, bool kSkipUnraised>
 __device__ __forceinline__ bool online_softmax(float* s, float* mrow, float* lrow, float* corr, float sl2) {
   bool raised = false;
@@ -1241,7 +1240,7 @@ __device__ __forceinline__ void rescale_o(float* o, const float* corr) {
 
 // ptxas moves wgmma.wait_group above work that only touches registers: left alone, it places the
 // wait for the P V product before the whole online softmax, so a warpgroup's softmax never overlaps
-// its own P V product (seen in SASS, v22). A shared store of a value the softmax produces, issued
+// its own P V product (seen in SASS). A shared store of a value the softmax produces, issued
 // before the wait, keeps that work ahead of it. One word per warp, written by lane 0, read by no one.
 __device__ __forceinline__ void keep_before_wait(uint32_t order_slots, float v, int lane) {
   const uint32_t slot = order_slots + 4u * (threadIdx.x / kWarpSize);
@@ -1254,9 +1253,9 @@ __device__ __forceinline__ void keep_before_wait(uint32_t order_slots, float v, 
 // The value lane 0 holds. Every lane holds the same, but ptxas cannot prove it for values derived
 // from the thread index or carried through the tile loop, and keeps them in vector registers: each
 // wgmma descriptor built from them was then copied to uniform registers (R2UR, 2-4 per wgmma, and the
-// constant upper word rebuilt each time). Broadcast once, they stay uniform (v28).
+// constant upper word rebuilt each time). Broadcast once, they stay uniform.
 __device__ __forceinline__ uint32_t warp_uniform(uint32_t v) { return __shfl_sync(0xffffffffu, v, 0); }
-// The same, in a uniform register (REDUX writes one; v55). Where the fed tiles (v49) make a key-block
+// The same, in a uniform register (REDUX writes one). Where the fed tiles make a key-block
 // loop's trip count come from shared memory, ptxas no longer proves the ring stage uniform, even
 // broadcast, and rebuilds each wgmma descriptor in vector registers (2 R2UR a wgmma: +8 % of d128's
 // loop); re-placed each iteration, the stage's descriptors stay uniform.
@@ -1264,7 +1263,7 @@ __device__ __forceinline__ uint32_t in_uniform_register(uint32_t v) { return __r
 
 // The P operand of the P V product, held between the softmax of a block and that block's product.
 // In registers (kInSmem false): P packed to bf16 in the accumulator's layout, which is the A operand's
-// (the RS product). In shared memory (Cfg::P_SMEM, v36): the warpgroup's 64 x BN tile, written by
+// (the RS product). In shared memory (Cfg::P_SMEM): the warpgroup's 64 x BN tile, written by
 // stmatrix (one .x4 stores keys 16j..16j+15 of the warp's 16 rows: four 8x8 blocks, each accumulator
 // pair one row of a block), then made visible to the tensor cores (async proxy) and to the other three
 // warps (a warpgroup barrier) before the SS product reads it. hold() runs only after this warpgroup's
@@ -1316,7 +1315,7 @@ struct HeldBuffer {
   uint32_t buf, empty;
 };
 // Its release, once the TMA store that reads it has (the leader waits for its stores' reads; one arrival
-// for each of the warpgroup's warps). v43: at the next tile's Q arrival, so the read overlaps that load.
+// for each of the warpgroup's warps), at the next tile's Q arrival, so the read overlaps that load.
 __device__ __forceinline__ void release_held(HeldBuffer& h, bool leader) {
   if (h.empty && leader) {
     bulk_wait_read_all();
@@ -1343,7 +1342,7 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
   const int last_k_read = signal && turn.w == 1 ? n_it - 1 : -1;  // the iteration that signals kBarLastKRead
   const bool last_v_read = signal && turn.w == 0;
   kv.stage = static_cast<int>(warp_uniform(static_cast<uint32_t>(kv.stage)));  // the K and V descriptors
-  kv.phase = warp_uniform(kv.phase);                                              // uniform (v28)
+  kv.phase = warp_uniform(kv.phase);                                              // uniform
   mbar_wait(sm.q_full(), qcount & 1);
   ++qcount;
   float corr[2];
@@ -1383,7 +1382,7 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     fence_regs<C::BN / 2>(s);
     if (it != keep_k) release(sm.k_empty(ks.stage), lane);
     if (it == last_k_read) named_arrive(kBarLastKRead, C::WGS * kWarpGroupThreads);
-    if (it == n_it - 1) release(sm.q_empty(), lane);  // the tile's last S product is complete (v43: before
+    if (it == n_it - 1) release(sm.q_empty(), lane);  // the tile's last S product is complete (before
     ks.advance();                                     // its softmax, not after its P V's wait)
     const bool rescale =
         scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
@@ -1478,7 +1477,7 @@ __device__ __forceinline__ void store_output(const Params& p, const Tile& T, con
   }
 }
 
-// ---- epilogue through shared memory and TMA (v17) ----------------------------------------------
+// ---- epilogue through shared memory and TMA --------------------------------------------------
 // lse of the thread's two rows where the tile owns them (store_output's rule), by the quad's first thread.
 __device__ __forceinline__ void store_lse(const Params& p, const Tile& T, const RowCtx& rc, const float* lse_v, int qd) {
   if (qd != 0) return;
@@ -1523,7 +1522,7 @@ __device__ __forceinline__ OBox o_box(const Params& p, const Tile& T, int w, int
 template <class C>
 __device__ __forceinline__ void stage_o(uint32_t sOw, const float* o, const float* inv, int lrow0, int qd) {
   // Addresses computed here, once a tile: hoisted out of the tile loop, ptxas held all 2 x D/8 of
-  // them through the key-block loop (d64's tall tile, at 160 registers, spilled 5; v33).
+  // them through the key-block loop (d64's tall tile, at 160 registers, spilled 5).
   asm volatile("" : "+r"(lrow0));
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -1562,7 +1561,7 @@ __device__ __forceinline__ void store_output_tma(const CUtensorMap* tmO, const O
 
 // ---- consumer warpgroup (64 query rows of every tile) ------------------------------------------
 // The thread's first tile row (rloc0 below), from the thread index read where it is used: held across
-// the key-block loop it spilled where registers are tightest (three consumers, 192-key blocks; v36).
+// the key-block loop it spilled where registers are tightest (three consumers, 192-key blocks).
 __device__ __forceinline__ int fresh_first_row() {
   uint32_t tid;
   asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
@@ -1570,7 +1569,7 @@ __device__ __forceinline__ int fresh_first_row() {
          static_cast<int>(tid % kWarpSize) / 4;
 }
 
-// A fed tile's fields, kept in shared memory across the key-block loop (v57): lane i < 14 stores field i
+// A fed tile's fields, kept in shared memory across the key-block loop: lane i < 14 stores field i
 // of its warp's copy; after the loop every lane reads them back (broadcast loads). The warp's previous
 // reads are done before the stores, and the stores before any read (__syncwarp orders them).
 constexpr int kTileFields = static_cast<int>(sizeof(Tile) / sizeof(int));
@@ -1616,10 +1615,10 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   constexpr bool fed = FED;
   for (int i = 0;; ++i) {
     int t;
-    if constexpr (fed) {  // the producer's next tile (v49): published before q_full completes
+    if constexpr (fed) {  // the producer's next tile: published before q_full completes
       mbar_wait(sm.q_full(), qcount & 1);
       // Lane 0 reads it for the warp: only lane 0 arrives on q_empty, whose release must follow every read
-      // of the index the producer rewrites after it (racecheck, v59: each lane's own read was unordered).
+      // of the index the producer rewrites after it (racecheck: each lane's own read was unordered).
       t = __shfl_sync(0xffffffffu, lane == 0 ? ld_shared(sm.next_tile()) : 0, 0);
       if (t < 0) break;
     } else {
@@ -1653,7 +1652,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     if (T.nb_hi > T.nb_lo)
       attend_tile<C, FED>(o, pv, s, mrow, lrow, kv, qcount, p, T, rc, sm, sQw, turn, lane, qd, sl2, hold,
                      meet && C::PINGPONG, held);
-    if constexpr (FED && !C::P_SMEM) {  // the tile again, for the epilogue, from the warp's stash (v57)
+    if constexpr (FED && !C::P_SMEM) {  // the tile again, for the epilogue, from the warp's stash
       unstash_tile(T, sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize));
       rc = row_ctx(T, rloc0, sched.R, p.pack_g);
     }
@@ -1734,7 +1733,7 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
   consumer<C, FED>(p, sched, sm, &tmO, tid);
 }
 
-// Varlen maps bound to the batch's totals (v40), one thread, launched before the main kernel when
+// Varlen maps bound to the batch's totals, one thread, launched before the main kernel when
 // the maxima cannot prove that every TMA box lies inside the packed tensors (fewer rows in all than
 // one box): the host's maps bound the rows by batch x max_seqlen, which may run past the allocation;
 // bound by cu_seqlens[batch] instead, a box past the end reads zeros (TMA's out-of-bounds fill).
@@ -1838,8 +1837,8 @@ __global__ void __launch_bounds__(kFillThreads) fa_fill_empty(const FillParams f
 // Fallback kernel: any strides, any alignment (what TMA cannot take), and seqlen_k == 0.
 // A block takes kFbRowsPerBlock query rows of one head, a warp each, and walks their keys in chunks of
 // kFbKeys: its 128 threads copy a chunk of K and V to shared memory (coalesced), then each warp scores it
-// a key a lane and adds P V a head-dim column a lane, both from shared memory. (v39: v1's warps walked
-// global K a row a lane and V a key at a time, 57x slower than FA3 on a varlen batch of 53 query rows
+// a key a lane and adds P V a head-dim column a lane, both from shared memory. (Warps that walked
+// global K a row a lane and V a key at a time ran 57x slower than FA3 on a varlen batch of 53 query rows
 // over up to 1342 keys; the chunk is read from global memory once for the block's four rows.)
 struct FbParams {
   const __nv_bfloat16 *q, *k, *v;
@@ -2136,13 +2135,13 @@ static long long head_visible_keys(long long sq, long long sk, int causal, int R
 }
 
 // A tile's fixed cost (Q load, pipeline fill, epilogue store) in keys of work: about one 128-key
-// block (v7: pairing, which hides it, gained 25 % on tiles of 2.5 blocks at d64 s512 causal).
+// block (pairing, which hides it, gained 25 % on tiles of 2.5 blocks at d64 s512 causal).
 constexpr int kTileFixedKeys = 128;
 
 // The wide key block: wins when the tiles' mean visible keys reach the head dim's min_keys
-// (HeadDimTiles::kWideMinKeys). d64's (BN 192, 3 stages: v9), 2048: measured wins non-causal 2048
+// (HeadDimTiles::kWideMinKeys). d64's (BN 192, 3 stages), 2048: measured wins non-causal 2048
 // keys/tile +4 %, causal S=4096 ~2112 keys/tile; losses non-causal 1024 and causal S=2048 ~1088
-// keys/tile (v9/v10). d128's (BN 176), 6144: see HeadDimTiles<128>. Its extra stage or width and its
+// keys/tile. d128's (BN 176), 6144: see HeadDimTiles<128>. Its extra stage or width and its
 // coarser last/diagonal block are per-tile costs, its gain is per key block. Only where the unsplit
 // tiles fill a wave: below, split-KV sets the time and the narrow block gives it more blocks to share
 // (and the wide block was never measured there).
@@ -2150,16 +2149,16 @@ static bool use_wide_tiles(int varlen, double mean_keys, long long tiles, int ns
   return !varlen && tiles >= nsm && mean_keys >= min_keys;
 }
 
-// d64's tall tile (v33): 192 query rows in three consumer warpgroups instead of 128 in two. Per key
+// d64's tall tile: 192 query rows in three consumer warpgroups instead of 128 in two. Per key
 // block it spreads the block's fixed costs (the K/V bytes from L2, the barrier waits, the turn) over
 // 1.5x the rows, and each warpgroup's softmax hides under two others' matrix products instead of one
-// (at d64 the exponentials and the matrix products take the same time a key block: ncu, v22, put
+// (at d64 the exponentials and the matrix products take the same time a key block: ncu put
 // FA3's three-warpgroup d64 at 64 % of the MUFU pipe's peak, ours at 52 %). Its costs are per tile:
 // fewer, coarser tiles. So the tall tile where it makes fewer tiles (more than 128 rows of a head, or
 // of a packed group) and its rounds of rows per SM, ceil(tiles / SMs) x tile rows, are at most
 // 1 + kTallRowGain times the standard tile's: the same makespan in rows of work, each row cheaper.
 // That keeps the 128-row tile wherever it has one round or less (its split-KV and one-CTA-per-tile
-// rules), and where the tall tile's last round is emptier. kTallRowGain is v33's prediction of the
+// rules), and where the tall tile's last round is emptier. kTallRowGain is the prediction made before it was judged, of the
 // per-row gain, the number its measurement replaces.
 constexpr double kTallRowGain = 0.10;
 static bool use_tall_tiles(long long tall_tiles, int tall_bm, long long std_tiles, int nsm) {
@@ -2171,8 +2170,8 @@ static bool use_tall_tiles(long long tall_tiles, int tall_bm, long long std_tile
 // GQA packing, for tiles of bm rows: the query heads sharing a KV head fill the tile's rows together
 // when that needs fewer tiles (decode and chunked prefill). Already a work rule: fewer tiles = fewer
 // padded rows through the tensor cores, with the same K/V bytes per tile. Any group size g <= bm
-// packs floor(bm / g) rows of each head (v12; before, only g dividing 128: a group of 5 or 6 left
-// decode at one head per tile, 3 useful rows of 128). Unpacked: bm rows of one head.
+// packs floor(bm / g) rows of each head (packing only groups that divide 128 left a group of 5 or 6 at
+// one head per tile in decode, 3 useful rows of 128). Unpacked: bm rows of one head.
 static void choose_gqa_packing(Params& prm, int bm, int seqlen_q, int heads_q, int heads_kv) {
   prm.pack_g = 1;
   prm.pack_r = bm;
@@ -2193,7 +2192,7 @@ static void choose_gqa_packing(Params& prm, int bm, int seqlen_q, int heads_q, i
 // Split-KV: the splits of all tiles fill at most one wave, ns = floor(SMs / tiles), each split
 // with >= kMinBlocksPerSplit key blocks, at most kMaxSplits. One wave because a second round of
 // splits halves each split's keys but adds a second fixed cost and twice the partials: the same
-// makespan, more overhead (old rule 2 SMs / tiles made ~2 rounds). It also gives v8's "only below
+// makespan, more overhead (old rule 2 SMs / tiles made ~2 rounds). It also gives the measured "only below
 // half the SMs" (ns >= 2 <=> tiles <= SMs / 2): from there up a split costs a second round.
 // >= 2 key blocks per split: with one, the split's fixed cost (Q load, partial store, combine
 // read) is as large as its work. Returns 1 for no split.
@@ -2211,29 +2210,29 @@ static int choose_splits(long long tiles, int nbk, int nsm) {
 //      nsm * ceil(pairs / nsm) / pairs - 1
 //    is at most the fixed cost it hides, kTileFixedKeys / mean visible keys per tile. The suite's
 //    pair counts (powers of two) lose 3.1 % on 132 SMs; the hidden cost is 6 % at S = 4096 and
-//    3.08 % at 8192, so pairing up to S = 4096 as v7's 32-m-block limit (at 8192 both are even,
-//    as v7's exploration found). Off the grid, e.g. 192 pairs on 132 SMs lose 37.5 %.
+//    3.08 % at 8192, so pairing up to S = 4096 as a 32-m-block limit did (at 8192 both are even,
+//    as pairing at every length measured). Off the grid, e.g. 192 pairs on 132 SMs lose 37.5 %.
 //  * otherwise one CTA per tile, ordered heavy first across bands of head slots whose K/V fit a
 //    quarter of L2 (in-order dispatch of heavy-first tiles is longest-processing-time-first
 //    scheduling; head by head, the heaviest tiles of the last heads start in the last wave). A band
 //    holds at least kBandMinWaves waves of tiles, so its heaviest tiles start while the SMs still have
 //    that much of its lighter work to even out on, and the short band (when the slots do not divide)
-//    goes first, so the last band is a full one. v44: v11-v39 banded only below 8 waves, head by head
+//    goes first, so the last band is a full one. Banding only below 8 waves, head by head
 //    above, whose tail a greedy model of the dispatch puts at 3-9 % from 8 to 16 waves (s8192 causal
 //    d128 b2 h16: 5.6 %; bands of 3 slots, 4.7 %: the last band, 2 slots, too short; this rule, 1.1 %;
-//    kernels/hopper/versions/v44_band_model.py).
-//  * v49, before both, where the config has a fed instantiation (can_feed): fed tiles, one persistent
+//    tests/hopper_models/band_model.py).
+//  * before both, where the config has a fed instantiation (can_feed): fed tiles, one persistent
 //    CTA per SM taking the next tile of the band order from a counter: greedy as the hardware's dispatch
 //    of one CTA per tile, without a CTA launch a tile, and with the next tile's Q under this one's last
 //    blocks, as pairing (whose static rounds the model puts at 1.03-1.15 of the ideal where they bite:
-//    versions/pair_balance_model.py).
-//  * v53, varlen: the varlen schedule's list fed the same way where the config can feed.
+//    tests/hopper_models/pair_balance_model.py).
+//  * varlen: the varlen schedule's list fed the same way where the config can feed.
 constexpr int kBandMinWaves = 2;
 constexpr int kBandL2Fraction = 4;
 // Head slots a band (0: none), as above.
 // Slots are query heads (adjacent ones share a KV head) or, GQA-packed, KV heads.
 static long long slots_per_kv_head(const Params& prm) { return prm.pack_g == 1 ? prm.group : 1; }
-// v61: a band is banded only while its K/V fits in L2. With few m-blocks a slot (seqlen_q << seqlen_k)
+// A band is banded only while its K/V fits in L2. With few m-blocks a slot (seqlen_q << seqlen_k)
 // the waves' minimum makes a band of many heads, and heavy first across it runs each head's m-blocks a
 // round apart, so every round but the first re-reads the band's K/V from memory; head by head (0)
 // runs them together, reading it about once, and their tiles cost about the same anyway.
@@ -2261,7 +2260,7 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
   const bool uniform = !prm.causal && !prm.varlen;
   if (uniform) return static_cast<int>(tiles < nsm ? tiles : nsm);
   if (prm.vl_buckets > 0) {  // tiles: the maxima's bound
-    if (can_feed) prm.feed_slot = next_feed_slot();  // v53: the heaviest-first list dealt by the counter
+    if (can_feed) prm.feed_slot = next_feed_slot();  // the heaviest-first list dealt by the counter
     return static_cast<int>(tiles < nsm ? tiles : nsm);
   }
   if (prm.varlen || prm.n_splits > 1 || tiles <= nsm) return static_cast<int>(tiles);
@@ -2272,10 +2271,10 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
     return nsm;
   }
   const long long slots = static_cast<long long>(prm.hq / prm.pack_g) * prm.batch;
-  const long long pairs = (slots + 1) / 2 * (2 * (prm.n_mblocks / 2) + (prm.n_mblocks & 1));  // v51's groups
+  const long long pairs = (slots + 1) / 2 * (2 * (prm.n_mblocks / 2) + (prm.n_mblocks & 1));  // pairs as dealt: two slots' middle m-blocks make one pair
   const double pair_loss = static_cast<double>(nsm) * ((pairs + nsm - 1) / nsm) / pairs - 1.0;
   const double hidden = kTileFixedKeys / (mean_keys > 1.0 ? mean_keys : 1.0);
-  // v61: the K/V a round of pairs reads. CTAs running together take consecutive pairs, pairs / slots
+  // The K/V a round of pairs reads. CTAs running together take consecutive pairs, pairs / slots
   // of a slot each, so they cover min(pairs, SMs) x slots / pairs slots; a light tile re-reads its
   // slot's K/V a round after the heavy one, from L2 only if that round's K/V fits there. Square causal
   // shapes cover 2 SMs / n slots of 4 sk D bytes (n = sk / 128): about 135 kB x D whatever the
@@ -2297,7 +2296,7 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
 // Causal with seqlen_q > seqlen_k (bottom-right aligned): query row i sees keys j <= i + sk - sq, so
 // the first sq - sk rows of every head see none, and every m-block below m_lo = (sq - sk) / R is a
 // tile with no key block. The main kernel spends a whole tile on each (decode, then the register
-// epilogue: ~1.5 us a tile in v12's q7281/k35, 28 such tiles a CTA, 0.47x FA3) to write zeros. When
+// epilogue: ~1.5 us a tile in a q7281/k35 hold-out shape, 28 such tiles a CTA, 0.47x FA3) to write zeros. When
 // they make at least kFillMinWaves waves, a fill kernel writes their rows instead, with coalesced
 // 16-byte stores (one more launch, ~2 us, against >= 2 rounds of per-tile costs), and the main
 // kernel's tiles start at m_lo (Params::mb_off). Split-KV keeps them: its combine reads every row's
@@ -2315,8 +2314,8 @@ static int choose_empty_fill(Params& prm, int nsm) {
   return m_lo * prm.pack_r;
 }
 
-// Varlen: the persistent, heaviest-first schedule (VarlenTable) whenever its table fits. v15 launched
-// one CTA per tile of the maxima, head slot after head slot: the CTAs past a sequence's end exited at
+// Varlen: the persistent, heaviest-first schedule (VarlenTable) whenever its table fits. One CTA
+// per tile of the maxima ran head slot after head slot: the CTAs past a sequence's end exited at
 // once but were dispatched (varlen_d256_equal_causal: 1728 CTAs for 304 tiles), and a head slot's
 // heavy tiles started only after every earlier slot's. The table costs each CTA O(batch) work once
 // and its decode O(batch) a tile; the capacities are shared memory's (kVarlenMaxBatch, ...Buckets).
@@ -2335,7 +2334,7 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
 
 // The configuration a launch with the varlen schedule uses: C's own VS instantiation where the
 // schedule's table fits beside C's rings, else the same with key blocks one wgmma-k narrower, until it
-// does (d256's 80-key rings and Q take 224 KB of the 227: its twin has 64-key blocks; v25, v54).
+// does (d256's 80-key rings and Q take 224 KB of the 227: its twin has 64-key blocks).
 template <int D, int BN, int STAGES, int WGS,
           bool Fits = (Cfg<D, BN, STAGES, WGS>::TABLE_OFF + kVarlenTableBytes + kSmemAlign <= kMaxDynSmem)>
 struct VarlenTwin {
@@ -2354,13 +2353,13 @@ static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int
                             : launch_main<C>(a, prm, total_q_ub, total_k_ub);
 }
 
-// Fed tiles (v49, v53, v56-v58) for the configs that stage O in borrowed buffers: d192 and d256, whose
-// causal pairs rounded worst (versions/pair_tail_model.py) and whose varlen snake left the longest tail.
-// Measured on an H100 (2026-12-05): with d64/d96/d128 fed too (v59), GQA causal fell 0.855x -> 0.79x
-// and d64 causal lost 9-11 % against v39; fed only here (v60), no scenario lost more than 5.4 % and
+// Fed tiles for the configs that stage O in borrowed buffers: d192 and d256, whose
+// causal pairs rounded worst (tests/hopper_models/pair_tail_model.py) and whose varlen snake left the longest tail.
+// Measured on an H100 (2026-12-05): with d64/d96/d128 fed too, GQA causal fell 0.855x -> 0.79x
+// and d64 causal lost 9-11 % against the static schedules; fed only here, no scenario lost more than 5.4 % and
 // d256 gained up to 25 %. Fed instantiations compile without spills: a fed consumer re-places its ring
-// stage in a uniform register each key block (v55: otherwise 24-44 R2UR a block) and holds its tile in
-// shared memory across the loop (v57: d192's spilled 64 bytes of it).
+// stage in a uniform register each key block (otherwise 24-44 R2UR a block) and holds its tile in
+// shared memory across the loop (d192's spilled 64 bytes of it).
 template <class C>
 constexpr bool can_feed() { return C::WGS == 2 && C::BN <= 128 && C::O_BORROW; }
 
@@ -2380,14 +2379,14 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
   if (!make_map(&mq, a.q, C::D, rq, prm.hq, prm.batch, a.qs, prm.varlen, prm.pack_r, prm.pack_g)) return kTensorMapError;
   if (!make_map(&mk, a.k, C::D, rk, a.hkv, prm.batch, a.ks, prm.varlen, C::BN, 1)) return kTensorMapError;
   if (!make_map(&mv, a.v, C::D, rk, a.hkv, prm.batch, a.vs, prm.varlen, C::BN, 1)) return kTensorMapError;
-  // O through TMA stores (v17): a {64, 64, 1, 1} box over the same 4-D view as Q's map (per-batch row
+  // O through TMA stores: a {64, 64, 1, 1} box over the same 4-D view as Q's map (per-batch row
   // bound for fixed length), where the config stages O, the tile is unsplit (split-KV writes fp32
   // partials), and a warpgroup's 64 rows are one head's (pack_r a multiple of 64). If the map cannot
   // be made the kernel keeps the direct stores.
   CUtensorMap mo{};
   Params pk = prm;
   // Varlen, unless the maxima prove every packed tensor holds at least one box of rows: the maps' row
-  // bound becomes the true total, read on the device (v40).
+  // bound becomes the true total, read on the device.
   pk.map_slot = -1;
   if (prm.varlen && (prm.sq < prm.pack_r || prm.sk < C::BN)) {
     static std::atomic<unsigned> next_slot{0};
@@ -2551,7 +2550,7 @@ static int attention(const Args& a) {
   }
   if ((tall ? Tiles::kHasTallWide : Tiles::kHasWide) && fixed_len) {  // the wide block's rule, at either height
     const double mean_keys = static_cast<double>(head_visible_keys(a.sq, a.sk, prm.causal, prm.pack_r)) / prm.n_mblocks;
-    // v73: not at the tall height with causal masking (FA3's d64 tiles: 192 x 192 without it, 192 x 128
+    // Not at the tall height with causal masking (FA3's d64 tiles: 192 x 192 without it, 192 x 128
     // with it); the tall-wide block passes P through shared memory, and causal tiles are short
     wide = use_wide_tiles(varlen, mean_keys, tiles, di.nsm, Tiles::kWideMinKeys) && !(tall && prm.causal);
   }
@@ -2563,7 +2562,7 @@ static int attention(const Args& a) {
     // The partials must fit the workspace: fewer splits until they do.
     const size_t rows = static_cast<size_t>(a.batch) * a.hq * a.sq;
     // lse partials, then the O partials from a 16-byte boundary (store_partial writes float2: with
-    // ns x rows odd, v11 put them 4 bytes off)
+    // ns x rows odd, a start right after the lse partials is 4 bytes off)
     auto bytes = [&](int n) { return (n * rows + 3) / 4 * 4 * sizeof(float) + n * rows * D * sizeof(float); };
     while (ns >= 2 && bytes(ns) > kWorkspaceBytes) --ns;
     if (ns >= 2) {
