@@ -48,7 +48,7 @@ def rs(n):
 '''
 
 
-# --ss-vt N[,N]: also the SS product with B N-major (P V with P in shared memory) for these widths (v36)
+# --ss-vt N[,N]: also the SS product with B N-major (P V with P in shared memory) for these widths (d64's 192 x 192 tile)
 SS_VT_N = [int(x) for x in sys.argv[sys.argv.index("--ss-vt") + 1].split(",")] if "--ss-vt" in sys.argv else []
 out = ["// ---- GEN BEGIN (kernels/hopper/flash_attn_fwd/gen_wgmma.py"
        + (" --ss-vt " + ",".join(map(str, SS_VT_N)) if SS_VT_N else "") + ") ----", "template <int N> struct Wgmma;"]
