@@ -51,6 +51,14 @@ def test_a_memo_that_writes_back_a_stale_output_fails(tmp_path):
     assert "the timed call" in reasons(verdict)[0] and "error" in reasons(verdict)[0], reasons(verdict)
 
 
+def test_a_memo_keyed_on_magnitudes_fails_on_a_checked_trial(tmp_path):
+    # the checked trials' values are sign flips of what the set held, as every other trial's: the memo cannot
+    # tell them apart, writes back its stale output there too, and is caught
+    verdict = judge(TASK, cheat("memo_magnitude", tmp_path), "cpu", scenarios=SMALL, seed=5)
+    assert not verdict.correct and verdict.speedup is None
+    assert "the timed call" in reasons(verdict)[0] and "error" in reasons(verdict)[0], reasons(verdict)
+
+
 def test_a_cache_of_the_whole_input_gains_nothing(tmp_path):
     honest = judge(TASK, SEED, "cpu", scenarios=SMALL, seed=4)
     cached = judge(TASK, cheat("honest_cache", tmp_path), "cpu", scenarios=SMALL, seed=4)

@@ -397,9 +397,14 @@ class Checker:
                 # the previous trial's values and reference, freed before the next are made
                 checked = new_values = reference = pristine = None
                 self.release()
-                # values of this process's making in one set, poisoned outputs: the timed call must compute them
+                # values of this process's making in one set, poisoned outputs: the timed call must compute them.
+                # They are the set's values as the host's variation left them, varied again here (with this
+                # process's random numbers), so of the same kind as every other trial's: a memo cannot tell a
+                # checked trial by its inputs (new magnitudes where the others keep theirs) and compute only there.
                 chosen = self.rng.randrange(len(sets))
                 new_values = self.inputs(scenario, seed + 5_000 + trial, shared=False)
+                self.refill(new_values.values, sets[chosen].values)
+                self.task.vary_inputs(new_values.values)
                 reference = self.expect(scenario, new_values.values)
                 self.refill(sets[chosen].values, new_values.values)
                 pristine = _copies(sets[chosen].values)
