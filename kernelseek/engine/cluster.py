@@ -1,4 +1,9 @@
-"""Ray, if installed: start its local cluster or join one, and describe what it holds."""
+"""Ray, if installed: start a private local cluster or join the one named, and describe what it holds.
+
+Without an address (no --ray-address, no $RAY_ADDRESS) the command always starts a cluster of its own
+(`ray.init(address="local")`): Ray's default, `address=None`, would join whatever cluster `ray start` last left
+running on the machine (`/tmp/ray/ray_current_cluster`), someone else's experiment included. An address is
+joined with what its head's token authentication wants (`kernelseek/engine/auth.py`)."""
 
 from __future__ import annotations
 
@@ -89,8 +94,22 @@ def _check_reachable(address: str) -> None:
                           "a local one.") from None
 
 
+def _join(address: str) -> None:
+    """Check that the cluster at `address` answers and will take us, before ray.init waits minutes for it."""
+    from kernelseek.engine.auth import AuthRefused, prepare
+
+    _check_reachable(address)
+    hostport = address.removeprefix("ray://")
+    if address.startswith("ray://") or hostport in ("auto", "local") or ":" not in hostport:
+        return  # Ray Client's port speaks another protocol; "auto" is found by Ray itself
+    try:
+        prepare(hostport)
+    except AuthRefused as error:
+        raise EngineError(str(error)) from None
+
+
 def connect(address: str | None = None) -> Cluster:
-    """Join the cluster at `address` (or $RAY_ADDRESS), or start Ray's local cluster on this machine.
+    """Join the cluster at `address` (or $RAY_ADDRESS), or start a local cluster of this command's own.
     Ray's own log lines stay in its session logs (under /tmp/ray) so the live view stays readable."""
     if not ray_available():
         raise EngineError("Ray is not installed; `pip install 'kernelseek[ray]'` installs it.")
@@ -98,16 +117,17 @@ def connect(address: str | None = None) -> Cluster:
 
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
-        _check_reachable(address)
+        _join(address)
     if ray.is_initialized():
         ray.shutdown()
     try:
-        context = ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR,
+        context = ray.init(address=address or "local", log_to_driver=False, logging_level=logging.ERROR,
                            configure_logging=True)
     except ConnectionError as error:
-        raise EngineError(f"no Ray cluster answers at {address} ({error}); start one with `ray start --head` "
-                          "on its head node, or leave --ray-address and RAY_ADDRESS unset to start a local "
-                          "one.") from None
+        raise EngineError(f"no Ray cluster answers at {address} ({error}), or it refused us (a cluster with "
+                          "token authentication wants its token in ~/.ray/auth_token or $RAY_AUTH_TOKEN); start "
+                          "one with `ray start --head` on its head node, or leave --ray-address and RAY_ADDRESS "
+                          "unset to start a local one.") from None
     except (RuntimeError, ValueError) as error:
         raise EngineError(f"Ray could not start or join a cluster{f' at {address}' if address else ''}: "
                           f"{str(error).splitlines()[0]}") from None
