@@ -6,6 +6,7 @@ imported only by the commands that need it (`kernelseek eval` runs with torch al
 
 from __future__ import annotations
 
+import gc
 import importlib
 
 import typer
@@ -55,4 +56,10 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    finally:
+        # A command that loaded torch, LangGraph and litellm holds some 600,000 objects; the interpreter's own
+        # collections at exit would walk them all (7 s of a failed `run` on 2 busy cores). Everything to keep
+        # is written by now, so the objects are frozen out of those collections.
+        gc.freeze()

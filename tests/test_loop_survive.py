@@ -5,9 +5,11 @@ budgets must be finite numbers above 0. Scripted runs that judge nothing (the wo
 from __future__ import annotations
 
 import math
+import time
+from datetime import datetime
 
 import pytest
-from loop_support import ROOT, events, graph_values, invoke, script
+from loop_support import ROOT, env, events, graph_values, invoke, run_cli, script
 
 from kernelseek.agent.configuration import ConfigError, Configuration
 
@@ -54,6 +56,25 @@ def test_a_script_that_runs_out_of_replies_is_not_retried(tmp_path, monkeypatch)
     assert result.exit_code == 1
     assert "asked for another" in " ".join(result.output.split()) and "Traceback" not in result.output
     assert not events(tmp_path / "runs" / "x", "model_retry")  # the end of a script is permanent
+
+
+def test_a_one_reply_script_ends_the_command_in_seconds_with_one_sentence(tmp_path):
+    """The command as a user types it, with the real backoff: six retries would wait a minute or more."""
+    model = script(tmp_path / "one.json", [{"content": "Still working."}])
+    result = run_cli(["run", "rmsnorm_cpu", "--model", model, "--mode", "none", "--no-judge-start",
+                      "--runs-dir", str(tmp_path / "runs"), "--run-id", "one"],
+                     env={k: v for k, v in env().items() if k != "KERNELSEEK_RETRY_WAIT_S"})
+    ended = time.time()
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    said = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(said) == 1 and said[0].startswith("error: the model call to "), result.stderr
+    assert "has 1 reply and request 2 asked for another" in said[0] and "Traceback" not in result.stderr
+    trace = events(tmp_path / "runs" / "one")
+    assert not [e for e in trace if e["type"] == "model_retry"]
+    # from the last thing the run recorded before the failing call (the first reply's decision point) to the
+    # command's end: the call, its failure and the exit (the start-up's imports come before)
+    last = datetime.fromisoformat(trace[-1]["time"]).timestamp()
+    assert trace[-1]["type"] == "decision_point" and ended - last < 5, ended - last
 
 
 def test_a_long_conversation_is_trimmed_to_the_window_and_recorded(tmp_path):

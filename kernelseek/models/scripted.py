@@ -117,14 +117,18 @@ def pick_reply(model: str, messages: list[dict[str, Any]]) -> tuple[int, str | N
             continue
         index = sum(1 for m in messages[position + 1:] if m.get("role") == "assistant")
         if index >= len(branch["replies"]):
-            raise ScriptError(f"{model}: the branch '{branch['contains']}' has {len(branch['replies'])} replies and "
+            raise ScriptError(f"{model}: the branch '{branch['contains']}' has {_replies(len(branch['replies']))} and "
                               f"request {index + 1} after its question asked for another; add replies.")
         return index, branch["contains"], branch["replies"][index]
     index = sum(1 for m in messages if m.get("role") == "assistant") + dropped_turns(messages)
     if index >= len(replies):
-        raise ScriptError(f"{model}: the model script has {len(replies)} replies and request "
+        raise ScriptError(f"{model}: the model script has {_replies(len(replies))} and request "
                           f"{index + 1} asked for another; add replies or lower the step budget.")
     return index, None, replies[index]
+
+
+def _replies(count: int) -> str:
+    return f"{count} reply" if count == 1 else f"{count} replies"
 
 
 def _log(model: str, index: int, branch: str | None) -> None:
