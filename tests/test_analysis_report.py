@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -26,6 +27,7 @@ class Page(HTMLParser):
     def __init__(self):
         super().__init__()
         self.images: list[str] = []
+        self.sources: dict[str, str] = {}  # img id -> src
         self.tables: dict[str, list[list[str]]] = {}
         self.facts: dict[str, str] = {}
         self._table: str | None = None
@@ -35,7 +37,8 @@ class Page(HTMLParser):
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag == "img":
-            self.images.append(attrs["src"])
+            self.images.append(attrs["id"])
+            self.sources[attrs["id"]] = attrs["src"]
         elif tag == "table":
             self._table = attrs.get("class", "")
             self.tables[self._table] = []
@@ -76,7 +79,9 @@ def test_report_writes_html_and_plots_with_the_right_content(tmp_path):
     assert result.exit_code == 0, result.output
     page = Page()
     page.feed((out / "report.html").read_text())
-    assert page.images == ["best_speedup.png", "scenarios.png", "cost.png"]
+    assert page.images == ["best_speedup", "scenarios", "cost"]
+    for name in page.images:  # inlined: the page alone shows its plots
+        assert page.sources[name] == "data:image/png;base64," + base64.b64encode((out / f"{name}.png").read_bytes()).decode()
     assert page.facts["run"] == "session-a" and page.facts["best speedup"] == "1.06"
     assert page.facts["best candidate"] == "c12" and page.facts["evaluations"] == "14"
     assert page.facts["wrong candidates"] == "2" and page.facts["model tool calls"] == "29"
@@ -109,7 +114,7 @@ def test_report_without_a_report_json_says_so(tmp_path):
     assert result.exit_code == 0, result.output
     html = (run / "report" / "report.html").read_text()
     assert "no report JSON found for the best candidate c12" in html
-    assert re.search(r'<img src="scenarios.png"', html)
+    assert re.search(r'<img id="scenarios" alt="[^"]*" src="data:image/png;base64,', html)
     image = mpimg.imread(run / "report" / "scenarios.png")
     assert image[..., :3].std() > 0.01  # the note is drawn
 
@@ -171,3 +176,31 @@ def test_report_json_prints_the_page_totals_and_verdict_for_scripts(tmp_path):
     assert data["page"].endswith("report.html") and (tmp_path / "r" / "report.html").is_file()
     assert data["totals"]["evaluations"] == 14 and data["totals"]["wrong_candidates"] == 2
     assert data["verdict"].startswith("every large gain followed") and "plateau_step" in data
+
+
+@pytest.mark.slow
+def test_plots_count_whole_steps_name_the_baseline_and_start_their_axes_at_zero(tmp_path, monkeypatch):
+    from kernelseek.analysis import report
+
+    run = tmp_path / "session-a"
+    shutil.copytree(A, run)
+    first = json.loads((run / "candidates" / "c0.json").read_text())
+    (run / "candidates" / "c0.json").write_text(json.dumps({**first, "baseline": "torch"}))
+    events = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+    for event in events:  # a scripted run: no call has a price
+        if event["type"] == "model_call":
+            event["cost_usd"] = None
+    (run / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    kept = []
+    monkeypatch.setattr(report.plt, "close", kept.append)  # keep the figures to read their axes
+    page = Page()
+    page.feed(report.write_report(run, tmp_path / "r").read_text())
+    speed, scenarios, cost = (figure.axes for figure in kept)
+    low, high = speed[0].get_xlim()
+    shown = [t for t in speed[0].get_xticks() if low <= t <= high]
+    assert len(shown) >= 3 and all(float(t).is_integer() for t in shown)
+    assert speed[0].get_ylabel() == "speedup over torch" and scenarios[0].get_ylabel() == "speedup over torch"
+    assert page.facts["baseline"] == "torch"
+    assert scenarios[0].get_ylim()[0] == 0
+    assert cost[0].get_ylim() == (0, 0.01) and cost[1].get_ylim()[0] == 0
+    assert "no call had a price" in cost[0].get_legend_handles_labels()[1][0]

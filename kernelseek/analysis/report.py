@@ -2,22 +2,26 @@
 
 Writes, into the output folder (default `<run>/report/`):
 
-    report.html          the run's summary (with the best kernel's hold-out geomean beside its suite
+    report.html          one self-contained file (the plots inlined as data: URLs, as the experiment page
+                         does, so it can be mailed or moved alone): the run's summary (with the best kernel's hold-out geomean beside its suite
                          geomean, and the gap between them; the totals, the plateau step and the
                          verdict line of `kernelseek.analysis.claim`), the per-kind table, the questions with
                          what followed them, the large gains with their attribution, the sanitizer
                          gate's verdicts, and the three plots
-    best_speedup.png     best speedup over steps, every correct candidate as a grey dot, each question
-                         as a marker coloured by its kind (and the target as a dashed line)
+    best_speedup.png     best speedup over steps (whole steps on the axis), every correct candidate as a
+                         grey dot, each question as a marker coloured by its kind (and the target as a
+                         dashed line); the axis names the baseline the speedups are over
     scenarios.png        per-scenario speedups of the best kernel, read from the report JSON that the
                          best candidate's evaluation event points to (a note in the plot when none)
-    cost.png             cumulative model dollars and tokens over wall-clock minutes
+    cost.png             cumulative model dollars and tokens over wall-clock minutes (both axes from 0; a
+                         run whose calls had no price says so instead of a dollar axis around 0)
 
 matplotlib runs with the Agg backend; nothing needs a display.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 from pathlib import Path
@@ -27,6 +31,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from kernelseek.analysis.claim import totals, verdict  # noqa: E402
 from kernelseek.analysis.graph import (  # noqa: E402
@@ -50,6 +55,26 @@ def resolve_report(analysis: RunAnalysis, report: str | None) -> Path | None:
     path = Path(report)
     options = [path] if path.is_absolute() else [analysis.path.parent / path, Path.cwd() / path]
     return next((p for p in options if p.is_file()), None)
+
+
+def baseline_name(analysis: RunAnalysis) -> str | None:
+    """The baseline the run's speedups are over (the headline baseline its judgements name, e.g. 'torch'),
+    from the first judgement's report JSON that names one."""
+    for event in analysis.events:
+        if event["type"] != "evaluation" or not event.get("report"):
+            continue
+        path = resolve_report(analysis, event["report"])
+        try:
+            name = json.loads(path.read_text(encoding="utf-8")).get("baseline") if path else None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def speedup_label(baseline: str | None) -> str:
+    return f"speedup over {baseline}" if baseline else "speedup over the baseline"
 
 
 def scenario_speedups(analysis: RunAnalysis, holdout: bool = False) -> tuple[list[tuple[str, float]], str | None]:
@@ -150,7 +175,7 @@ def describe_sanitizer_of_best(analysis: RunAnalysis) -> str:
     return f"passed ({tools} clean)" if last["passed"] else f"FAILED: {last.get('reason')}"
 
 
-def plot_best_speedup(analysis: RunAnalysis, path: Path) -> None:
+def plot_best_speedup(analysis: RunAnalysis, path: Path, baseline: str | None = None) -> None:
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
     correct = [c for c in analysis.candidates if c.correct and c.speedup is not None]
     if correct:
@@ -188,7 +213,9 @@ def plot_best_speedup(analysis: RunAnalysis, path: Path) -> None:
     if isinstance(target, int | float) and not isinstance(target, bool):
         ax.axhline(float(target), color="#9467bd", linestyle="--", linewidth=1, label=f"target {target:g}")
     ax.set_xlabel("step")
-    ax.set_ylabel("speedup over the baseline")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # a step is a whole worker turn
+    ax.set_xlim(left=-0.5, right=max(last_step, 1) + 0.5)
+    ax.set_ylabel(speedup_label(baseline))
     ax.set_title(f"{analysis.run_id}: best speedup over steps, questions by kind")
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:  # nothing labelled (no step judged): no legend, no warning
@@ -198,7 +225,8 @@ def plot_best_speedup(analysis: RunAnalysis, path: Path) -> None:
     plt.close(fig)
 
 
-def plot_scenarios(analysis: RunAnalysis, path: Path) -> tuple[list[tuple[str, float]], str | None]:
+def plot_scenarios(analysis: RunAnalysis, path: Path,
+                   baseline: str | None = None) -> tuple[list[tuple[str, float]], str | None]:
     speedups, note = scenario_speedups(analysis)
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
     if speedups:
@@ -208,7 +236,8 @@ def plot_scenarios(analysis: RunAnalysis, path: Path) -> tuple[list[tuple[str, f
         ax.bar(range(len(values)), values, color=colours)
         ax.set_xticks(range(len(values)), names, rotation=45 if len(names) > 6 else 0, ha="right" if len(names) > 6 else "center", fontsize=8)
         ax.axhline(1.0, color="black", linewidth=1)
-        ax.set_ylabel("speedup over the baseline")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(speedup_label(baseline))
         best = analysis.best
         ax.set_title(f"{analysis.run_id}: per-scenario speedups of the best kernel ({best.id if best else '?'})")
     else:
@@ -229,13 +258,19 @@ def plot_cost(analysis: RunAnalysis, path: Path) -> None:
         xs.append(minute)
         dollars.append(dollars[-1] + float(event.get("cost_usd") or 0))
         tokens.append(tokens[-1] + int(event.get("prompt_tokens") or 0) + int(event.get("completion_tokens") or 0))
+    priced = any(e["type"] == "model_call" and e.get("cost_usd") is not None for e in analysis.events)
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
-    ax.plot(xs, dollars, color="#ff7f0e", linewidth=2, label="model dollars")
+    ax.plot(xs, dollars, color="#ff7f0e", linewidth=2,
+            label="model dollars" if priced else "model dollars (no call had a price)")
     ax.set_xlabel("minutes since the run started")
     ax.set_ylabel("cumulative dollars")
+    ax.set_xlim(left=0, right=max(xs[-1], 1e-3))
+    ax.set_ylim(bottom=0, top=max(dollars[-1] * 1.1, 0.01))  # from $0; a run that spent nothing: $0-0.01
     other = ax.twinx()
     other.plot(xs, tokens, color="#17becf", linewidth=1.5, linestyle="--", label="tokens")
     other.set_ylabel("cumulative tokens")
+    other.set_ylim(bottom=0, top=max(tokens[-1] * 1.1, 1))
+    other.yaxis.set_major_locator(MaxNLocator(integer=True))
     lines = ax.get_legend_handles_labels()
     more = other.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left", fontsize=8)
@@ -274,14 +309,20 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
     analysis = analyze_run(run, threshold=threshold, k=k)
     out = Path(out) if out is not None else analysis.path.parent / "report"
     out.mkdir(parents=True, exist_ok=True)
-    plot_best_speedup(analysis, out / "best_speedup.png")
-    speedups, note = plot_scenarios(analysis, out / "scenarios.png")
+    baseline = baseline_name(analysis)
+    plot_best_speedup(analysis, out / "best_speedup.png", baseline)
+    speedups, note = plot_scenarios(analysis, out / "scenarios.png", baseline)
     plot_cost(analysis, out / "cost.png")
+
+    def image(name: str, alt: str) -> str:  # inlined: the page is one file
+        data = base64.b64encode((out / name).read_bytes()).decode()
+        return f'<img id="{name.removesuffix(".png")}" alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
     start = analysis.start
     summary = run_table([analysis])[0]
     facts = [("run", analysis.run_id), ("task", start.get("task")), ("kernel", start.get("kernel")),
-             ("arch", start.get("arch")), ("mode", start.get("mode")), ("worker", start.get("worker")),
+             ("arch", start.get("arch")), ("baseline", baseline), ("mode", start.get("mode")),
+             ("worker", start.get("worker")),
              ("target", start.get("target")), ("best speedup", summary["best_speedup"]),
              ("best candidate", analysis.best.id if analysis.best else None), ("steps", summary["steps"]),
              ("evaluations", summary["evaluations"]), ("wrong candidates", summary["wrong"]),
@@ -317,7 +358,7 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
         f'<p class="verdict" data-verdict="{ {True: "holds", False: "fails", None: "unjudged"}[judged.holds] }">'
         f"<b>Verdict:</b> {html.escape(judged.line)}</p>",
         "<h2>Best speedup over steps</h2>",
-        '<img src="best_speedup.png" alt="best speedup over steps, questions coloured by kind">',
+        image("best_speedup.png", f"best {speedup_label(baseline)} over steps, questions coloured by kind"),
         f"<h2>Questions by kind</h2><p>A large gain is a new best at least {threshold:g}x the best before it; "
         f"it is attributed to the latest question when it came within the next {k} evaluations and "
         "before the next question.</p>",
@@ -333,7 +374,7 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
                                          ("ratio", "gain"), ("question_kind", "after a question of kind"),
                                          ("question", "question")], "gains"),
         "<h2>Per-scenario speedups of the best kernel</h2>",
-        '<img src="scenarios.png" alt="per-scenario speedups of the best kernel">',
+        image("scenarios.png", f"per-scenario {speedup_label(baseline)}s of the best kernel"),
         _table(scen_rows, [("scenario", "scenario"), ("speedup", "speedup")], "scenarios") if scen_rows
         else f"<p>{html.escape(note or '')}</p>",
         "<h2>Hold-out of the best kernel</h2>",
@@ -348,7 +389,7 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
                           ("reason", "first finding")], "sanitizer") if san_rows
         else "<p data-sanitizer='none'>No sanitizer gate ran in this run.</p>",
         "<h2>Cost over time</h2>",
-        '<img src="cost.png" alt="model dollars and tokens over time">',
+        image("cost.png", "model dollars and tokens over time"),
         "</body></html>",
     ]
     page = out / "report.html"
