@@ -1,6 +1,6 @@
 """What produced a result: the worker of each graph (a model, marked plainly when it is scripted, or an
-external command), the git commit of the checkout KernelSeek runs from, and the versions of the packages
-that judged and ran it."""
+external command), the git commit of the checkout KernelSeek runs from, the versions of the packages
+that judged and ran it, and the hardware (CPU, GPUs, driver, clocks: kernelseek/harness/gpu_info.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 PACKAGES = ("kernelseek", "torch", "langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite",
-            "langgraph-checkpoint-postgres", "litellm", "networkx", "pydantic", "ray")
+            "langgraph-checkpoint-postgres", "litellm", "networkx", "pydantic", "ray", "cuda-bindings")
 SCRIPTED_NOTE = "scripted: fixed replies replayed by kernelseek/models/scripted.py, not a model"
 
 
@@ -57,5 +57,7 @@ def versions() -> dict[str, str | None]:
 
 
 def environment() -> dict[str, Any]:
+    from kernelseek.harness import gpu_info
+
     return {"git": git_commit(), "python": platform.python_version(), "platform": platform.platform(),
-            "packages": versions()}
+            "packages": versions(), "hardware": gpu_info.machine()}

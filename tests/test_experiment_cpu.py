@@ -109,6 +109,8 @@ def test_cpu_demo_experiment_killed_then_finished(tmp_path):
         }
         run = next(r for r in results["runs"] if r["graph"] == g)
         assert {k: run[k] for k in expected} == expected, g
+        # the hardware its judgements recorded, named per run in the provenance
+        assert run["hardware"].startswith("CPU ") and results["provenance"]["judged_on"][run["run_id"]] == run["hardware"]
         summary = next(s for s in results["graphs"] if s["graph"] == g)
         assert summary["best_speedup_median"] == end["best_speedup"] and summary["finished"] == 1
         best = f"{end['best_speedup']:.3f}x [{end['best_speedup']:.3f}–{end['best_speedup']:.3f}]"

@@ -38,3 +38,36 @@ def test_results_name_each_graphs_worker_and_what_produced_them(tmp_path):
     assert "- tool_rich: model anthropic/claude-sonnet-4-5" in table and f"commit {head[:12]}" in table
     page = (tmp_path / "out" / "index.html").read_text()
     assert "<b>Scripted models</b>" in page and 'id="provenance"' in page
+
+
+def test_the_hardware_is_named_where_results_are_made_and_where_runs_were_judged(tmp_path):
+    """On this machine (no GPU, no driver) the CPU is named and the GPU list is empty, not an error; a run's
+    judgement records its device, and the experiment's provenance names it per run."""
+    import os
+
+    from kernelseek.experiment.metrics import RunMetrics
+    from kernelseek.harness import gpu_info
+    from kernelseek.harness.child import device_info
+
+    machine = gpu_info.machine()
+    assert machine["cpu"]["name"] and machine["cpu"]["cpus"] == len(os.sched_getaffinity(0))
+    if not machine["gpus"]:
+        assert gpu_info.describe(machine).startswith("no GPU; CPU ")
+    record = device_info("cpu")
+    assert record["cpu"] == gpu_info.cpu() and gpu_info.describe_device(record) == f"CPU {record['cpu']['name']}"
+    gpu = {"arch": "sm90", "name": "NVIDIA H100 80GB HBM3", "cuda": "13.0", "driver": "580.159.04",
+           "clocks": {"clocks.max.sm": "1980 MHz", "driver_version": "580.159.04"}}
+    assert gpu_info.describe_device(gpu) == "NVIDIA H100 80GB HBM3 (driver 580.159.04, CUDA 13.0, SM clock max 1980 MHz)"
+
+    config = tmp_path / "exp.yaml"
+    config.write_text("name: hw\ntask: rmsnorm_cpu\nbudgets: {max_steps: 2}\ngraphs:\n  kernelseek: {model: m/x}\n")
+    run = RunMetrics(run_id="r1", graph="kernelseek", repeat=0, seed=0, finished=True, end_reason="target",
+                     start_speedup=1.0, best_speedup=1.0, steps=1, cost_usd=0.0, tokens=0, unpriced_calls=0,
+                     evaluations=0, wrong=0, tool_calls=0, tool_counts={}, questions=0, decision_points=0,
+                     curve=[], hardware=gpu_info.describe_device(gpu))
+    results = write_report(load_experiment(config), [run], tmp_path / "out", missing=[])
+    assert results["provenance"]["hardware"] == json.loads(json.dumps(machine))
+    assert results["provenance"]["judged_on"] == {"r1": gpu_info.describe_device(gpu)}
+    table = (tmp_path / "out" / "table.md").read_text()
+    assert f"Judged on {gpu_info.describe_device(gpu)} (1 run); the report written on " in table
+    assert "hardware: Judged on NVIDIA H100" in (tmp_path / "out" / "index.html").read_text()

@@ -11,6 +11,7 @@ Per run:
     tool_calls      tool calls the model asked for (evaluate included), with a count per tool; an external
                     coding CLI's own tool calls are not visible (its turns are `worker_command` tool_call events)
     questions       questions asked (question_steps: the steps they were asked at); decision_points reached
+    hardware        what its judgements ran on, as the first judgement's report records it (not in the trace)
 A level is a speedup (level_basis "baseline") or a multiple of the run's starting speedup ("start").
 """
 
@@ -48,6 +49,7 @@ class RunMetrics:
     curve: list[tuple[int, float]]
     question_steps: list[int] = field(default_factory=list)
     reach: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    hardware: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,7 +112,24 @@ def run_metrics(run_dir: str | Path, *, graph: str, repeat: int, seed: int, leve
         evaluations=len(judged), wrong=len(wrong), tool_calls=sum(tools.values()), tool_counts=dict(tools),
         questions=sum(1 for e in events if e["type"] == "question"),
         decision_points=sum(1 for e in events if e["type"] == "decision_point"), curve=curve,
-        question_steps=[e["step"] for e in events if e["type"] == "question"], reach=reach)
+        question_steps=[e["step"] for e in events if e["type"] == "question"], reach=reach,
+        hardware=judged_on(run_dir))
+
+
+def judged_on(run_dir: Path) -> str | None:
+    """The hardware the run's first judgement recorded (its starting kernel's report), in one phrase."""
+    import json
+
+    from kernelseek.harness.gpu_info import describe_device
+
+    for report in sorted((run_dir / "candidates").glob("*.quick.json")):
+        try:
+            device = json.loads(report.read_text()).get("device")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if device:
+            return describe_device(device)
+    return None
 
 
 def _median(values: list[float]) -> float | None:

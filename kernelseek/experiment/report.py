@@ -99,6 +99,15 @@ def plot_curves(runs: list[RunMetrics], graphs: list[str], levels: list[float], 
     plt.close(fig)
 
 
+def _judged_on(runs: list[RunMetrics]) -> str:
+    """The hardware the runs' judgements recorded: 'NVIDIA H100 ... (driver ...) (3 runs)', one part per kind."""
+    seen: dict[str, int] = {}
+    for run in runs:
+        if run.hardware:
+            seen[run.hardware] = seen.get(run.hardware, 0) + 1
+    return "; ".join(f"{what} ({n} run{'s' if n != 1 else ''})" for what, n in seen.items())
+
+
 def write_report(experiment: Any, runs: list[RunMetrics], out: Path, *, missing: list[str] | None = None) -> dict:
     """Write table.md, results.json, curves.png and index.html under `out`; return the results."""
     graphs = [g.name for g in experiment.graphs]
@@ -116,13 +125,19 @@ def write_report(experiment: Any, runs: list[RunMetrics], out: Path, *, missing:
     built = (f"kernelseek {env['packages']['kernelseek']}, " +
              (f"commit {git['commit'][:12]}{' (with uncommitted changes)' if git['dirty'] else ''}" if git
               else "no git checkout") + f", Python {env['python']}")
+    from kernelseek.harness.gpu_info import describe
+
+    here = describe(env["hardware"])
+    judged = _judged_on(runs)
+    hardware = f"Judged on {judged}; the report written on {here}." if judged else f"Written on {here}."
     warning = (f"**Scripted models** ({', '.join(scripted)}): their replies are fixed, so no claim about the "
                "method follows from these numbers.\n\n") if scripted else ""
-    table = warning + markdown(head, rows) + f"\nWorkers:\n{made_by}\n\nProduced by {built}.\n"
+    table = warning + markdown(head, rows) + f"\nWorkers:\n{made_by}\n\nProduced by {built}.\n{hardware}\n"
     results = {"experiment": experiment.name, "config": str(experiment.path), "task": experiment.task,
                "arch": experiment.arch, "levels": experiment.levels, "level_basis": experiment.level_basis,
                "graphs": summaries, "runs": [r.to_dict() for r in runs], "missing": missing or [],
-               "provenance": {"workers": workers, "scripted": scripted, **env}}
+               "provenance": {"workers": workers, "scripted": scripted, **env,
+                              "judged_on": {r.run_id: r.hardware for r in runs}}}
     out.mkdir(parents=True, exist_ok=True)
     (out / "table.md").write_text(table)
     (out / "results.json").write_text(json.dumps(results, indent=1))
@@ -165,6 +180,7 @@ dollars to a level are over the repeats that reached it (reached/finished in bra
 <h2>Provenance</h2>
 <ul id="provenance">{"".join(f"<li>{html.escape(name)}: {html.escape(provenance.describe(w))}</li>" for name, w in workers.items())}
 <li>produced by {html.escape(built)}</li>
+<li>hardware: {html.escape(hardware)}</li>
 <li>packages: {html.escape(", ".join(f"{k} {v}" for k, v in env["packages"].items() if v))}</li></ul>
 </body></html>
 """

@@ -188,7 +188,7 @@ class Checker:
         self.arena = Arena()
         self.keys = 0
         self.live: list[int] = []  # keys of what the host maps now
-        self.peak = peak_flops(arch, task.compute_dtype, device.get("sms"), _mhz(device.get("clocks", {})))
+        self.peak = peak_flops(arch, task.compute_dtype, device.get("sms"), _mhz(device))
         self._bandwidths: dict[int, float] = {}
         self.waiting = False
 
@@ -507,27 +507,31 @@ class _Values:
         self.values = values
 
 
-def _mhz(clocks: dict) -> float | None:
-    found = re.match(r"\s*([\d.]+)", str(clocks.get("clocks.max.sm", "")))
-    return float(found.group(1)) if found else None
+def _mhz(device: dict) -> float | None:
+    """The highest SM clock, in MHz: nvidia-smi's reading of this GPU, else what its driver reports."""
+    found = re.match(r"\s*([\d.]+)", str((device.get("clocks") or {}).get("clocks.max.sm", "")))
+    return float(found.group(1)) if found else (device.get("gpu") or {}).get("sm_clock_max_mhz")
 
 
 def device_info(arch: str) -> dict:
+    """The hardware a judgement ran on, recorded in its report: the GPU (as torch and its driver see it), the
+    driver and the clocks; on the CPU task, the CPU."""
+    from kernelseek.harness import gpu_info
+
     info: dict[str, Any] = {"arch": arch, "torch": torch.__version__, "python": sys.version.split()[0]}
     if arch in GPU_ARCHS and torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
         info.update(name=props.name, capability=f"{props.major}.{props.minor}", sms=props.multi_processor_count,
                     l2_bytes=getattr(props, "L2_cache_size", 50 << 20), cuda=torch.version.cuda)
-        try:
-            q = "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,driver_version"
-            out = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=10).stdout.strip().splitlines()
-            info["clocks"] = dict(zip(q.split(","), [s.strip() for s in out[0].split(",")], strict=False)) if out else {}
-        except (OSError, subprocess.TimeoutExpired):
-            info["clocks"] = {}
+        try:  # torch's device 0 is the driver's ordinal 0: both count the devices CUDA_VISIBLE_DEVICES leaves
+            gpu = next(iter(gpu_info.gpus()), {})
+            readings = gpu_info.smi(gpu.get("pci_bus_id"))
+            cuda_driver = gpu_info.driver_version()
+        except Exception:  # noqa: BLE001 - the record is a description: a failed query leaves its fields out
+            gpu, readings, cuda_driver = {}, {}, None
+        info.update(gpu=gpu, clocks=readings, driver=readings.get("driver_version"), driver_cuda=cuda_driver)
     else:
-        import platform
-        info.update(name=platform.processor() or platform.machine(), threads=torch.get_num_threads())
+        info.update(cpu=gpu_info.cpu(), name=gpu_info.cpu()["name"], threads=torch.get_num_threads())
     return info
 
 
