@@ -4,6 +4,7 @@ the package versions, in results.json, table.md and the page."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -43,8 +44,6 @@ def test_results_name_each_graphs_worker_and_what_produced_them(tmp_path):
 def test_the_hardware_is_named_where_results_are_made_and_where_runs_were_judged(tmp_path):
     """On this machine (no GPU, no driver) the CPU is named and the GPU list is empty, not an error; a run's
     judgement records its device, and the experiment's provenance names it per run."""
-    import os
-
     from kernelseek.experiment.metrics import RunMetrics
     from kernelseek.harness import gpu_info
     from kernelseek.harness.child import device_info
@@ -71,3 +70,20 @@ def test_the_hardware_is_named_where_results_are_made_and_where_runs_were_judged
     table = (tmp_path / "out" / "table.md").read_text()
     assert f"Judged on {gpu_info.describe_device(gpu)} (1 run); the report written on " in table
     assert "hardware: Judged on NVIDIA H100" in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_nvidia_smi_readings_are_those_of_the_gpu_in_use_by_its_bus_id(tmp_path, monkeypatch):
+    """nvidia-smi lists every GPU whatever CUDA_VISIBLE_DEVICES says; the row read is the one at the driver's
+    bus id for this process's device (here a stand-in nvidia-smi with two GPUs)."""
+    from kernelseek.harness import gpu_info
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\n"
+                    "echo '00000000:18:00.0, 580.159.04, 1755 MHz, 1980 MHz, 2619 MHz, 2619 MHz, 41, 120.5 W, 700.00 W'\n"
+                    "echo '00000000:2A:00.0, 580.159.04, 345 MHz, 1980 MHz, 2619 MHz, 2619 MHz, 33, 70.1 W, 700.00 W'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    second = gpu_info.smi("0000:2a:00.0")
+    assert second["clocks.sm"] == "345 MHz" and second["driver_version"] == "580.159.04"
+    assert second["temperature.gpu"] == "33" and second["clocks.max.sm"] == "1980 MHz"
+    assert gpu_info.smi("0000:99:00.0") == {} and gpu_info.smi() == {}  # not this machine's; which of two?

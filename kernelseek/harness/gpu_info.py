@@ -83,17 +83,24 @@ def _text(value: bytes | str) -> str:
 
 
 def smi(pci_bus_id: str | None = None) -> dict[str, str]:
-    """nvidia-smi's readings of one GPU (by PCI bus id; else the first), {} without nvidia-smi."""
-    command = ["nvidia-smi", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader"]
-    if pci_bus_id:
-        command.append(f"--id={pci_bus_id}")
+    """nvidia-smi's readings of the GPU at `pci_bus_id` (of the only GPU when none is given), {} without
+    nvidia-smi or such a GPU. nvidia-smi lists every GPU of the machine whatever CUDA_VISIBLE_DEVICES says, so
+    the row is picked by its bus id (nvidia-smi writes the domain with 8 digits, the driver with 4)."""
+    command = ["nvidia-smi", f"--query-gpu=pci.bus_id,{','.join(SMI_FIELDS)}", "--format=csv,noheader"]
     try:
         lines = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout.strip().splitlines()
     except (OSError, subprocess.TimeoutExpired):
         return {}
-    if not lines or "," not in lines[0]:
-        return {}
-    return dict(zip(SMI_FIELDS, [s.strip() for s in lines[0].split(",")], strict=False))
+    rows = [[cell.strip() for cell in line.split(",")] for line in lines if line.count(",") >= len(SMI_FIELDS)]
+    if pci_bus_id is not None:
+        rows = [row for row in rows if _bus(row[0]) == _bus(pci_bus_id)]
+    return dict(zip(SMI_FIELDS, rows[0][1:], strict=False)) if len(rows) == 1 else {}
+
+
+def _bus(pci_bus_id: str) -> str:
+    """A PCI bus id without the domain's leading zeros, in lower case: 00000000:18:00.0 -> 0:18:00.0."""
+    domain, _, rest = pci_bus_id.strip().lower().partition(":")
+    return f"{domain.lstrip('0') or '0'}:{rest}"
 
 
 def cpu() -> dict[str, Any]:
