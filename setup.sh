@@ -9,5 +9,6 @@ cd "$(dirname "$0")"
 .venv/bin/python -m pip install -q --upgrade pip
 # torch 2.13.0 first and pinned: a loose requirement can pull a multi-GB build the machine does not need.
 .venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
-.venv/bin/python -m pip install -q -e '.[dev]'
+# every other package at the version constraints.txt locks (.ci/lock rewrites it from pyproject.toml's bounds)
+.venv/bin/python -m pip install -q -e '.[dev]' -c constraints.txt
 [ "${1:-}" = "--no-demo" ] || .venv/bin/kernelseek demo
