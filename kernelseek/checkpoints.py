@@ -13,7 +13,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from kernelseek.agent.configuration import ConfigError
+from kernelseek.settings import ConfigError
 
 URL_SCHEMES = ("postgres://", "postgresql://")
 

@@ -43,7 +43,8 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
 
 app.add_typer(trace_app, name="trace")
 
-COMMAND_MODULES = ("init", "eval", "compare", "demo", "run", "ask", "fork", "bank", "analyze", "experiment")
+COMMAND_MODULES = ("init", "eval", "scenarios", "compare", "demo", "run", "trace", "ask", "fork", "runs", "bank",
+                   "analyze", "report", "experiment")
 
 for _name in COMMAND_MODULES:
     try:

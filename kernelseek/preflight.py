@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelseek.harness import device
+
 
 def gpu_problem(arch: str) -> str | None:
     """Why `arch` kernels cannot run here (as `kernelseek eval` says it), or None (the CPU target always can)."""
     if arch == "cpu":
         return None
-    from kernelseek.harness.judge import gpu_problem as problem
-
-    found = problem(arch)
+    found = device.gpu_problem(arch)
     if found is None:
         return None
     return (f"{found}; a run on {arch} would judge every candidate incorrect — run it on a machine with that "

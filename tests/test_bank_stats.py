@@ -11,10 +11,10 @@ import subprocess
 import pytest
 from loop_support import ROOT, bank_copy, events, invoke, script
 
-from kernelseek.agent.configuration import Configuration
 from kernelseek.bank.learn import learn
 from kernelseek.bank.model import stats_path
 from kernelseek.bank.policy import run_stats_file
+from kernelseek.settings import Configuration
 from kernelseek.trace import TraceWriter
 
 DONE = [{"content": "I have finished: this is as far as I can take it."}, {"content": "Still finished."}]

@@ -8,9 +8,9 @@ import pytest
 from loop_support import ROOT, bank_copy, events, invoke, script, shell
 
 from kernelseek.agent import decision_points, questioner
-from kernelseek.agent.configuration import Configuration
 from kernelseek.agent.state import initial_state
 from kernelseek.bank.model import load_bank
+from kernelseek.settings import Configuration
 
 SEED = str(ROOT / "kernels" / "seeds" / "rmsnorm_cpu.cpp")
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kernelseek.agent import prompts
-from kernelseek.agent.configuration import ConfigError, Configuration
+from kernelseek.settings import ConfigError, Configuration
 from kernelseek.trace import TraceError, TraceWriter, read_trace, validate_event
 
 EVAL = {"seq": 0, "time": "t", "type": "evaluation", "step": 1, "key": "1:harness:1:full", "candidate": 1,

@@ -92,9 +92,9 @@ def test_kill_9_then_resume(tmp_path, checkpointer):
 def stopped_between_writes_and_checkpoint(tmp_path, monkeypatch, stop_at_step: int):  # noqa: ANN001, ANN201
     """A scripted run driven by the experiment's child until the process is stopped (Ctrl-C) after LangGraph
     saved the writes of step `stop_at_step - 1`'s nodes and before it saved the checkpoint that follows them."""
-    from kernelseek.agent.configuration import Configuration
     from kernelseek.agent.run_store import Run
     from kernelseek.experiment import child
+    from kernelseek.settings import Configuration
 
     model = script(tmp_path / "script.json", [
         {"content": "Write the fast version.", "tool_calls": [write("faster")]},

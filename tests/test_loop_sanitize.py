@@ -12,8 +12,8 @@ from loop_support import EVALUATE, FIXTURES, events, graph_values, invoke, scrip
 from sanitizer_support import recorded_report
 
 from kernelseek.agent import harness_node
-from kernelseek.agent.configuration import Configuration
 from kernelseek.analysis.report import write_report
+from kernelseek.settings import Configuration
 
 KERNEL = "start.cpp"
 RACY = {"racecheck": "racecheck-smem_race.log"}
@@ -32,7 +32,7 @@ def test_a_racy_candidate_does_not_become_the_best(tmp_path, monkeypatch):
         logs = RACY if n == 1 else {}
         return recorded_report(str(path), logs, kernels=["_Z12ks_smem_racev"], scenarios=["rows64_cols1024"]).to_dict()
 
-    monkeypatch.setattr(harness_node, "sanitizer_wanted", lambda config: True)
+    monkeypatch.setattr(harness_node, "sanitizer_wanted", lambda config, task=None: True)
     monkeypatch.setattr(harness_node, "_sanitize", recorded_gate)
     faster_again = source("faster") + "\n// the same kernel, its race fixed\n"
     model = script(tmp_path / "script.json", [
@@ -96,6 +96,7 @@ def test_a_gate_that_cannot_run_fails_the_candidate(monkeypatch, tmp_path):
     class FakeRun:
         dir = tmp_path
         config = Configuration(task="t", kernel=str(tmp_path), arch="sm90", model="m")
+        task = "t"  # the run's loaded Task, which the gate is handed
 
     monkeypatch.setattr(sanitize, "sanitize", broken)
     report = harness_node._sanitize(FakeRun(), Path("k.cu"), 3)

@@ -25,7 +25,7 @@ from loop_support import (
     write,
 )
 
-from kernelseek.commands.run import describe
+from kernelseek.commands.trace import describe
 
 KERNEL = "start.cpp"  # the workspace's candidate file: the starting kernel's name
 

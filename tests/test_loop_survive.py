@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 from loop_support import ROOT, env, events, graph_values, invoke, run_cli, script
 
-from kernelseek.agent.configuration import ConfigError, Configuration
+from kernelseek.settings import ConfigError, Configuration
 
 
 @pytest.fixture(autouse=True)

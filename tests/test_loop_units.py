@@ -11,9 +11,9 @@ import pytest
 from loop_support import ROOT, events, invoke, script, shell
 
 from kernelseek.agent import budgets, tools
-from kernelseek.agent.configuration import ConfigError, Configuration
 from kernelseek.agent.decision_points import claimed_limit, detect
 from kernelseek.agent.state import initial_state
+from kernelseek.settings import ConfigError, Configuration
 
 SEED = str(ROOT / "kernels" / "seeds" / "rmsnorm_cpu.cpp")
 
@@ -303,9 +303,9 @@ def test_a_run_is_driven_by_one_process_at_a_time(tmp_path):
 
 
 def test_model_args_are_parsed(tmp_path):
-    from kernelseek.commands.run import _model_args
+    from kernelseek.commands.run_options import model_args
 
-    assert _model_args(["temperature=0.2", "api_base=http://x:8000", "stop=[\"a\"]"]) == \
+    assert model_args(["temperature=0.2", "api_base=http://x:8000", "stop=[\"a\"]"]) == \
         {"temperature": 0.2, "api_base": "http://x:8000", "stop": ["a"]}
     result = invoke(["run", "rmsnorm_cpu", "--model", "m", "--model-arg", "oops", "--runs-dir", str(tmp_path)])
     assert result.exit_code == 2 and "is not KEY=VALUE" in result.output

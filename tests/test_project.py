@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from kernelseek import project
+from kernelseek import project, scaffold
 from kernelseek.bank.model import load_bank
 from kernelseek.cli import app
 from kernelseek.harness.task import load_task, seed_kernel
@@ -29,7 +29,7 @@ def test_init_lays_out_a_project_and_overwrites_nothing(tmp_path):
 
 def test_commands_in_a_project_use_its_data_then_the_package(tmp_path, monkeypatch):
     folder = tmp_path / "mine"
-    project.init_project(folder)
+    scaffold.init_project(folder)
     bank = yaml.safe_load((folder / "bank/seed.yaml").read_text())
     bank["questions"] = bank["questions"][:2] + [{"id": "mine-1", "text": "Where does the time go?",
                                                   "kind": "other", "fits": ["done"]}]

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from loop_support import ROOT, events, invoke, run_cli, script, shell
 
-from kernelseek.agent.configuration import ConfigError, Configuration
 from kernelseek.agent.run_store import Run, default_runs_dir
 from kernelseek.agent.tools import CRASHED
+from kernelseek.settings import ConfigError, Configuration
 
 SEED = str(ROOT / "kernels" / "seeds" / "rmsnorm_cpu.cpp")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import HAS_NVCC
 
-from kernelseek.agent.configuration import Configuration
 from kernelseek.agent.tools import ToolContext
+from kernelseek.settings import Configuration
 from kernelseek.toolrich import TOOLS, LessonStore, code_digest, profile_summary, search_documents
 from kernelseek.toolrich.digest import describe_mix, parse_sass, sass_category
 from kernelseek.toolrich.profiler import parse_ncu_csv, summarize

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kernelseek.agent.configuration import Configuration
 from kernelseek.agent.state import State
+from kernelseek.settings import Configuration
 
 
 def target_met(state: State, cfg: Configuration) -> str | None:

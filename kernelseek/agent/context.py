@@ -13,19 +13,15 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr
 
-from kernelseek.agent.configuration import ConfigError, Configuration
+from kernelseek.agent import studio
+from kernelseek.agent.make_run import make_run
 from kernelseek.agent.run_store import Run, default_runs_dir
+from kernelseek.settings import ConfigError, RunRequest
 
 
-class RunContext(Configuration):
-    task: str = Field(description="The task: its folder, or its name under evals/tasks.")
-    kernel: str = Field("", description="The kernel the run starts from (empty: the task's seed kernel).")
-    arch: str = Field("", description="The target: sm90, sm100 or cpu (empty: the task's first).")
+class RunContext(RunRequest):
     run_dir: str | None = Field(None, description="Drive this existing run folder (its own config.json's "
                                 "settings are used); empty: a new run is made from these settings.")
-    runs_dir: str | None = Field(None, description="Where a new run's folder goes (empty: $KERNELSEEK_RUNS, "
-                                 "else the user's data directory).")
-    run_id: str | None = Field(None, description="A new run's name (empty: the time and a random suffix).")
     _run: Run | None = PrivateAttr(None)
 
     @classmethod
@@ -49,31 +45,14 @@ class RunContext(Configuration):
         return self._run
 
     def create_run(self, thread_id: str | None = None) -> Run:
-        """A new run folder from these settings, resolved as `kernelseek run` resolves its options."""
-        from kernelseek.agent import studio
-
-        runs_dir = Path(self.runs_dir).expanduser() if self.runs_dir else default_runs_dir()
-        studio.check_runs_dir(runs_dir)
-        self._run = Run.create(self.configuration(), runs_dir, self.run_id, thread_id=thread_id,
-                               checkpoints=studio.server_checkpoints())
+        """A new run folder from these settings, made as `kernelseek run` makes one (`make_run`), its
+        checkpoints in the Studio server's file."""
+        studio.check_runs_dir(Path(self.runs_dir).expanduser() if self.runs_dir else default_runs_dir())
+        request = RunRequest(**self.model_dump(exclude={"run_dir"}))
+        checkpoints = studio.server_checkpoints()
+        self._run = make_run(request, checkpointer=Path(checkpoints) if checkpoints else "sqlite",
+                             thread_id=thread_id)
         return self._run
-
-    def configuration(self) -> Configuration:
-        from kernelseek.harness import TaskError, load_task
-        from kernelseek.harness.task import seed_kernel
-
-        try:
-            task = load_task(self.task)
-        except TaskError as error:
-            raise ConfigError(str(error)) from None
-        arch = self.arch or task.archs[0]
-        if arch not in task.archs:
-            raise ConfigError(f"arch {arch}: the task {task.name} has no {arch} suite; use one of "
-                              f"{', '.join(task.archs)}.")
-        kernel = Path(self.kernel).expanduser() if self.kernel else seed_kernel(task)
-        settings = self.model_dump(exclude={"run_dir", "runs_dir", "run_id"})
-        return Configuration(**{**settings, "task": str(task.folder), "kernel": str(kernel.resolve()),
-                                "arch": arch}).validate()
 
 
 def context_of(runtime: Any) -> RunContext:

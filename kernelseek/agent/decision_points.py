@@ -16,8 +16,8 @@ as well when `limit_detector_model` is configured).
 from __future__ import annotations
 
 from kernelseek.agent.claims import claimed_limit
-from kernelseek.agent.configuration import Configuration
 from kernelseek.agent.state import State
+from kernelseek.settings import Configuration
 
 __all__ = ["claimed_limit", "detect"]
 

@@ -66,7 +66,7 @@ def _judge(run: Run, path: Path, n: int, quick: bool) -> dict[str, Any]:
 
     holdout = 0 if quick else run.config.holdout_size()
     holdout_seed = secrets.randbelow(1 << 30) if holdout else None  # fresh each full judgement, never shown
-    verdict = judge(run.config.task, path, arch=run.config.arch, quick=quick, out=report, progress=progress,
+    verdict = judge(run.task, path, arch=run.config.arch, quick=quick, out=report, progress=progress,
                     on_start=started, holdout=holdout, holdout_seed=holdout_seed)
     # The reason goes into the trace, which tools of other graphs show the worker: a hold-out failure is
     # counted there, not named (the report JSON keeps every detail).
@@ -89,14 +89,16 @@ def _progress_writer():  # noqa: ANN202
         return lambda _: None
 
 
-def sanitizer_wanted(config: Any) -> bool:
+def sanitizer_wanted(config: Any, task: Any = None) -> bool:
     """The gate runs when asked (True), never when refused (False), else where it can: a GPU target on a
-    machine with compute-sanitizer, for a task that names a sanitizer suite."""
+    machine with compute-sanitizer, for a task that names a sanitizer suite (`task`: the loaded Task, else
+    the configuration's is loaded)."""
     if getattr(config, "sanitize", None) is not None:
         return bool(config.sanitize)
     from kernelseek.harness.sanitize import GPU_ARCHS, find_sanitizer, has_sanitizer_suite
 
-    return config.arch in GPU_ARCHS and find_sanitizer() is not None and has_sanitizer_suite(config.task, config.arch)
+    return (config.arch in GPU_ARCHS and find_sanitizer() is not None
+            and has_sanitizer_suite(task or config.task, config.arch))
 
 
 def _sanitize(run: Run, path: Path, n: int) -> dict[str, Any]:
@@ -104,7 +106,7 @@ def _sanitize(run: Run, path: Path, n: int) -> dict[str, Any]:
     from kernelseek.harness.sanitize import sanitize
 
     try:
-        return sanitize(run.config.task, path, run.config.arch,
+        return sanitize(run.task, path, run.config.arch,
                         log_dir=run.dir / "candidates" / f"{n}.sanitizer").to_dict()
     except Exception as error:  # noqa: BLE001 - a gate that could not run has not shown the candidate safe
         return {"passed": False, "tools": {}, "scenarios": [], "wall_s": 0.0,
@@ -123,7 +125,7 @@ def judge_candidate(run: Run, n: int, best: dict | None, *, start: bool = False)
             else None
         result = {"sha256": digest, "quick": quick, "full": full}
         would_be_best = quick["correct"] if start else bool(full and full["correct"] and gate.beats_best(full, best))
-        if would_be_best and sanitizer_wanted(run.config):
+        if would_be_best and sanitizer_wanted(run.config, run.task):
             result["sanitizer"] = _sanitize(run, path, n)
         return result
 

@@ -3,6 +3,8 @@ operator beyond the task's own description. That is the method: direction comes 
 
 from __future__ import annotations
 
+from kernelseek import conversation
+
 SYSTEM = """\
 You are an expert performance engineer. Your job: make the kernel in your workspace faster while keeping it
 correct.
@@ -39,9 +41,7 @@ Work in small steps: read the code, form a hypothesis about where the time goes,
 
 START = "Begin. The candidate kernel is `{kernel}`; the best so far: {best}."
 
-QUESTION = "A question from your reviewer — think about it, then continue working:\n\n{question}"
-
-NUDGE = "The goal is not met yet (best so far: {best}; target: {target}). Continue."
+QUESTION, NUDGE = conversation.QUESTION, conversation.NUDGE  # the scripted model reads their beginnings
 
 CLI_FIRST = SYSTEM + "\nYou cannot call `evaluate` yourself: edit `{kernel}` and stop; the harness judges it after " \
     "your turn and you get its report at the next one. If you change nothing, your turn counts as done.\n"

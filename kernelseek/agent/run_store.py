@@ -30,8 +30,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from kernelseek.agent.configuration import ConfigError, Configuration
 from kernelseek.project import user_data_dir
+from kernelseek.settings import ConfigError, Configuration
 from kernelseek.trace import TraceWriter
 
 RUN_ID = re.compile(r"[A-Za-z0-9._-]+")

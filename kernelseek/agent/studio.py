@@ -15,8 +15,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from kernelseek.agent.configuration import ConfigError
 from kernelseek.agent.run_store import default_runs_dir
+from kernelseek.settings import ConfigError
 
 STUDIO_CHECKPOINTS = "KERNELSEEK_STUDIO_CHECKPOINTS"  # set in the server's process while its checkpointer is open
 

@@ -13,19 +13,21 @@ tool result keeps the tool call it answers. The trimmed conversation replaces th
 the trace records each trim (`trim`).
 
 The note says "[N earlier messages (T of them your turns) were left out ...]" with the running totals, so
-the scripted model still finds its place in its script (`dropped_turns`).
+the scripted model still finds its place in its script (`kernelseek.conversation.dropped_turns`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
+
+from kernelseek.agent import prompts
+from kernelseek.conversation import TRIM_NOTE, trim_counts
+from kernelseek.models import litellm
 
 TRIM_AT = 0.75
 TRIM_TO = 0.5
 SEPARATOR = "\n\n--- earlier conversation trimmed ---\n"
-NOTE = re.compile(r"\[(\d+) earlier messages \((\d+) of them your turns\) were left out")
 
 
 def window(model: str | None, configured: int | None) -> int | None:
@@ -35,8 +37,6 @@ def window(model: str | None, configured: int | None) -> int | None:
     if not model:
         return None
     try:
-        from kernelseek.models import litellm
-
         info = litellm().get_model_info(model)
     except Exception:  # noqa: BLE001 - a model litellm has not mapped
         return None
@@ -46,31 +46,13 @@ def window(model: str | None, configured: int | None) -> int | None:
 
 def count(model: str | None, messages: list[dict[str, Any]]) -> int:
     try:
-        from kernelseek.models import litellm
-
         return int(litellm().token_counter(model=model or "", messages=messages))
     except Exception:  # noqa: BLE001 - no tokenizer for it: about four characters a token
         return len(json.dumps(messages, default=str)) // 4
 
 
-def dropped_turns(messages: list[dict[str, Any]]) -> int:
-    """The worker turns a trim note in the conversation says were left out (0 without one)."""
-    for message in messages[:2]:
-        match = NOTE.search(str(message.get("content") or ""))
-        if match:
-            return int(match.group(2))
-    return 0
-
-
-def _dropped_before(first: dict[str, Any]) -> tuple[int, int]:
-    match = NOTE.search(str(first.get("content") or ""))
-    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-
-
 def _note(dropped: int, turns: int, state: dict[str, Any], target: str) -> str:
-    from kernelseek.agent import prompts
-
-    lines = [f"[{dropped} earlier messages ({turns} of them your turns) were left out to fit the model's context "
+    lines = [TRIM_NOTE.format(dropped=dropped, turns=turns) + " to fit the model's context "
              f"window. Best so far: {prompts.describe_best(state.get('best'))}. Target: {target}."]
     if state.get("last_report"):
         lines.append("The harness's last report:\n" + str(state["last_report"])[-3000:])
@@ -92,7 +74,7 @@ def fit(messages: list[dict[str, Any]], state: dict[str, Any], *, model: str | N
     if len(starts) < 2:
         return messages, None
     sizes = [count(model, [m]) for m in rest]
-    old_dropped, old_turns = _dropped_before(head[1])
+    old_dropped, old_turns = trim_counts(head[1])
     original = str(head[1].get("content") or "").split(SEPARATOR)[0]
 
     def first_with_note(left_out: list[dict[str, Any]]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from kernelseek.bank.model import (
     stats_path,
 )
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_SUCCESS, candidates, next_seq, score_question
+from kernelseek.settings import Configuration
 from kernelseek.trace import DECISION_POINTS, read_trace, trace_path
 
 DEFAULT_RECENT = 3
@@ -202,8 +203,6 @@ def record_run_outcomes(run_dir: Path, stats: str | Path | None = None, *, k: in
     """
     run_dir = Path(run_dir)
     if stats is None:
-        from kernelseek.agent.configuration import Configuration
-
         target = run_stats_file(Configuration.load(run_dir / "config.json"))
         if target is None:
             return None

@@ -111,57 +111,59 @@ def _opt(value: float | None) -> str:
     return "" if value is None else f"{value:.6g}"
 
 
-def register(app: typer.Typer, **_: typer.Typer) -> None:
-    @app.command("compare")
-    def compare_command(
-        before: Path = typer.Argument(..., help="The first judgement (a JSON `kernelseek eval --out` wrote)."),
-        after: list[Path] = typer.Argument(..., help="The judgement(s) to compare with it, of the same task and arch: "
-                                            "several make one table with a column each."),
-        show_all: bool = typer.Option(False, "--all", help="List every scenario, not only the ones beyond "
-                                      "their band."),
-        as_json: bool = typer.Option(False, "--json", help="Print the comparisons as JSON: a list, one per AFTER."),
-        by: str = typer.Option(None, "--by", metavar="REGEX", help="Group the scenarios by what this regular "
-                               "expression matches in their names (its first group, if it has one) instead of "
-                               "by the judge's groups, e.g. --by 'd\\d+' for head dimensions; hold-out rows apart."),
-    ) -> None:
-        """Compare judgements of one task: per scenario, is AFTER faster, slower, or within the band?
+def compare_command(
+    before: Path = typer.Argument(..., help="The first judgement (a JSON `kernelseek eval --out` wrote)."),
+    after: list[Path] = typer.Argument(..., help="The judgement(s) to compare with it, of the same task and arch: "
+                                        "several make one table with a column each."),
+    show_all: bool = typer.Option(False, "--all", help="List every scenario, not only the ones beyond "
+                                  "their band."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparisons as JSON: a list, one per AFTER."),
+    by: str = typer.Option(None, "--by", metavar="REGEX", help="Group the scenarios by what this regular "
+                           "expression matches in their names (its first group, if it has one) instead of "
+                           "by the judge's groups, e.g. --by 'd\\d+' for head dimensions; hold-out rows apart."),
+) -> None:
+    """Compare judgements of one task: per scenario, is AFTER faster, slower, or within the band?
 
-        The measure is the ratio of the two speedups over the task's headline baseline
-        (AFTER / BEFORE), each timed beside its own baseline, so two calls or two machines of
-        one kind can be compared. A ratio counts as a change only outside its band, the sum of
-        the four recorded spreads ((p90 - p10) / median of each implementation's trials). The
-        band is conservative, so small real changes show in the groups instead: the geomean
-        ratio, and how many scenarios moved up ("higher": 30/36 is a pattern, 18/36 is not).
-        Suite and hold-out scenarios are matched by name (a hold-out only with the same seed);
-        scenarios only one judgement has are counted, not compared. Several AFTERs make one
-        group table with a column each (the candidates of one device call against one kernel).
-        In a pipe: one tab-separated line per AFTER and scenario (every one), the summary on
-        stderr. Exit status 1 when a scenario correct in BEFORE is incorrect in an AFTER, 2 on
-        bad input. Examples:
+    The measure is the ratio of the two speedups over the task's headline baseline
+    (AFTER / BEFORE), each timed beside its own baseline, so two calls or two machines of
+    one kind can be compared. A ratio counts as a change only outside its band, the sum of
+    the four recorded spreads ((p90 - p10) / median of each implementation's trials). The
+    band is conservative, so small real changes show in the groups instead: the geomean
+    ratio, and how many scenarios moved up ("higher": 30/36 is a pattern, 18/36 is not).
+    Suite and hold-out scenarios are matched by name (a hold-out only with the same seed);
+    scenarios only one judgement has are counted, not compared. Several AFTERs make one
+    group table with a column each (the candidates of one device call against one kernel).
+    In a pipe: one tab-separated line per AFTER and scenario (every one), the summary on
+    stderr. Exit status 1 when a scenario correct in BEFORE is incorrect in an AFTER, 2 on
+    bad input. Examples:
 
-            kernelseek compare benchmarks/results/seed-sm90-full-holdout24.json \\
-                benchmarks/results/v67-sm90-full-holdout24-s2-h200.json
-            kernelseek compare v28-d64.json v33-d64.json v36-d64.json
-            kernelseek compare v24.json v37.json v38.json --by 'd\\d+'     # by head dimension
-            kernelseek compare old.json new.json | sort -t$'\\t' -k7 -g | head
-        """
-        try:
-            first = load_judgement(before)
-            results = [compare(first, load_judgement(path), str(before), str(path), by=by) for path in after]
-        except CompareError as error:
-            fail(str(error))
-        if as_json:
-            print_json([r.to_dict() for r in results])
-        elif console.is_terminal:
-            _print_groups(results)
-            for r in results:
-                _print_changes(r, show_all, len(results) > 1)
-        else:
-            _print_pipe(results)
+        kernelseek compare benchmarks/results/seed-sm90-full-holdout24.json \\
+            benchmarks/results/v67-sm90-full-holdout24-s2-h200.json
+        kernelseek compare v28-d64.json v33-d64.json v36-d64.json
+        kernelseek compare v24.json v37.json v38.json --by 'd\\d+'     # by head dimension
+        kernelseek compare old.json new.json | sort -t$'\\t' -k7 -g | head
+    """
+    try:
+        first = load_judgement(before)
+        results = [compare(first, load_judgement(path), str(before), str(path), by=by) for path in after]
+    except CompareError as error:
+        fail(str(error))
+    if as_json:
+        print_json([r.to_dict() for r in results])
+    elif console.is_terminal:
+        _print_groups(results)
         for r in results:
-            for line in r.notes + _unmatched(r):
-                note(console, (f"{r.after}: " if len(results) > 1 else "") + line)
-        raise typer.Exit(1 if any(r.count(BROKE) for r in results) else 0)
+            _print_changes(r, show_all, len(results) > 1)
+    else:
+        _print_pipe(results)
+    for r in results:
+        for line in r.notes + _unmatched(r):
+            note(console, (f"{r.after}: " if len(results) > 1 else "") + line)
+    raise typer.Exit(1 if any(r.count(BROKE) for r in results) else 0)
+
+
+def register(app: typer.Typer, **_: typer.Typer) -> None:
+    app.command("compare")(compare_command)
 
 
 def _unmatched(result: Comparison) -> list[str]:

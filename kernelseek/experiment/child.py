@@ -70,8 +70,8 @@ def _stream(run: Any, graph: Any, emit: Emit) -> int:
 
 def drive_locked(run_dir: Path, emit: Emit = emit) -> int:
     """Take the run's lock and drive it (also what a Ray task of `kernelseek.engine.experiment` does)."""
-    from kernelseek.agent.configuration import ConfigError
     from kernelseek.agent.run_store import Run
+    from kernelseek.settings import ConfigError
 
     run = Run(Path(run_dir).resolve())
     try:

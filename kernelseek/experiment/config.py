@@ -208,7 +208,7 @@ class Experiment:
         return f"{graph.name}-r{repeat}"
 
     def run_configuration(self, graph: GraphSpec, repeat: int):  # noqa: ANN201 - kernelseek.agent Configuration
-        from kernelseek.agent.configuration import Configuration
+        from kernelseek.settings import Configuration
 
         return Configuration(
             task=self.task, kernel=self.kernel, arch=self.arch, model=graph.model, worker_command=graph.worker_command,

@@ -71,10 +71,10 @@ def load_forks_experiment(path: str | Path, runs_dir: Path | None = None) -> For
     """Read and check a forks experiment file; one sentence naming the field on any mistake."""
     import yaml
 
-    from kernelseek.agent.configuration import ConfigError
     from kernelseek.agent.run_store import Run
     from kernelseek.forks import decision_points
     from kernelseek.forks.question import KINDS
+    from kernelseek.settings import ConfigError
 
     path = Path(path)
     data = yaml.safe_load(path.read_text())
@@ -185,7 +185,7 @@ def prepare_forks(experiment: ForksExperiment, out: Path, *, create: bool = True
 
 
 def _check_same(experiment: ForksExperiment, run_dir: Path, info: dict[str, Any], asked: dict[str, Any]) -> None:
-    from kernelseek.agent.configuration import Configuration
+    from kernelseek.settings import Configuration
 
     have = (info.get("question") or {}).get("text") or ""
     if have != asked["text"]:

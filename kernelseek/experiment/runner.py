@@ -76,8 +76,8 @@ def result_of(code: int | None, run_dir: Path, why: str) -> str:
 def prepare(experiment: Experiment, out: Path, *, create: bool = True) -> list[Job]:
     """The jobs of the experiment, creating the run folders that do not exist yet (unless `create` is False).
     A run folder made from a different configuration (the file was edited since) is an error naming the field."""
-    from kernelseek.agent.configuration import IDENTITY_FIELDS, ConfigError, Configuration
     from kernelseek.agent.run_store import Run
+    from kernelseek.settings import IDENTITY_FIELDS, ConfigError, Configuration
 
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)

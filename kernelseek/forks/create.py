@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from kernelseek.agent import snapshots
-from kernelseek.agent.configuration import ConfigError, Configuration
 from kernelseek.agent.run_store import Run, check_run_id, default_runs_dir
 from kernelseek.forks import family
 from kernelseek.forks.points import QUESTIONER, DecisionPoint, ForkError, checkpoint_at
+from kernelseek.settings import ConfigError, Configuration
 
 
 def parent_state(parent: Run, step: int) -> Any:

@@ -26,11 +26,12 @@ from typing import Any
 
 from kernelseek.files import atomic_write_json
 from kernelseek.harness.build import BuildError, build_kernel
+from kernelseek.harness.device import gpu_problem
 from kernelseek.harness.records import derive_floor
 from kernelseek.harness.runner import JudgementInterrupted, run_scenarios
+from kernelseek.harness.sanitize import SanitizerUnavailable, sanitize_problem
+from kernelseek.harness.sanitize import sanitize as run_sanitizer
 from kernelseek.harness.task import Task, TaskError, load_task
-
-GPU_CAPABILITY = {"sm90": (9,), "sm100": (10,)}
 
 
 @dataclass
@@ -205,22 +206,6 @@ def select_holdout(task: Task, arch: str, n: int, seed: int | None, chosen: list
     return sample, seed
 
 
-def gpu_problem(arch: str) -> str | None:
-    """Why this machine cannot run `arch` kernels, or None."""
-    if arch not in GPU_CAPABILITY:
-        return None
-    import torch
-
-    if not torch.cuda.is_available():
-        return (f"this machine has no usable CUDA GPU, so {arch} kernels cannot be run here; "
-                "use --compile-only to build and check the kernel without one")
-    major = torch.cuda.get_device_capability(0)[0]
-    if major not in GPU_CAPABILITY[arch]:
-        name = torch.cuda.get_device_name(0)
-        return f"the GPU here ({name}, compute capability {major}.x) is not an {arch} GPU; judge it on one that is"
-    return None
-
-
 def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool = False,
           out: str | Path | None = None, scenarios: str | None = None, seed: int | None = None,
           beside: bool | None = None, progress: Callable[[dict], None] | None = None,
@@ -237,8 +222,6 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
     SanitizerUnavailable at once when the gate cannot run here."""
     started = time.perf_counter()
     if sanitize is not None:
-        from kernelseek.harness.sanitize import SanitizerUnavailable, sanitize_problem
-
         problem = None if sanitize.get("source") else sanitize_problem(arch)
         if problem:
             raise SanitizerUnavailable(problem)
@@ -278,8 +261,6 @@ def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool
         _judge_built(task, kernel, arch, chosen, held, verdict, quick=quick, seed=seed, beside=beside,
                      progress=progress, on_start=on_start, timeout_s=timeout_s)
         if sanitize is not None:
-            from kernelseek.harness.sanitize import sanitize as run_sanitizer
-
             report = run_sanitizer(task, kernel, arch, **sanitize)
             verdict.sanitizer = report.to_dict()
             if not report.passed:

@@ -38,6 +38,7 @@ from typing import Any
 
 from kernelseek.harness import runner
 from kernelseek.harness.build import TARGETS, build_kernel
+from kernelseek.harness.device import gpu_problem
 from kernelseek.harness.sanitizer_log import Finding, demangle, parse
 from kernelseek.harness.task import Task, TaskError, load_task
 from kernelseek.procs import kill_group
@@ -82,8 +83,6 @@ def sanitize_problem(arch: str) -> str | None:
     if find_sanitizer() is None:
         return ("compute-sanitizer was not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin, so the "
                 "sanitizer gate cannot run here; install the CUDA toolkit's compute-sanitizer or leave out --sanitize")
-    from kernelseek.harness.judge import gpu_problem
-
     problem = gpu_problem(arch)
     return f"{problem.split(';')[0]}; compute-sanitizer needs the GPU the kernel is for" if problem else None
 

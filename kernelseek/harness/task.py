@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kernelseek import project
+
 
 class TaskError(ValueError):
     """A task folder that cannot be used; the message names the file and the fix."""
@@ -171,8 +173,6 @@ def holdout_name(seed: int, index: int, n: int, detail: str) -> str:
 def load_task(path: str | Path) -> Task:
     """Load `TASK` from `<path>/task.py`. `path` is a task folder, or the name of a task of the project here
     or of the package (kernelseek/project.py)."""
-    from kernelseek import project
-
     folder = Path(path)
     if not folder.is_dir():
         found = project.task_folder(str(path))
@@ -274,13 +274,9 @@ def _exec_task_module(folder: Path) -> ModuleType:
 
 def repo_root() -> Path:
     """The first folder that holds data: the project here, else the package's data (kernelseek/project.py)."""
-    from kernelseek import project
-
     return project.roots()[0]
 
 
 def seed_kernel(task: Task) -> Path:
     """The task's seed kernel file: beside the task (its project or the package), else wherever data is."""
-    from kernelseek import project
-
     return project.data_file(task.folder, task.seed)

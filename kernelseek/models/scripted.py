@@ -45,7 +45,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from kernelseek.agent.trim import dropped_turns
+from kernelseek.conversation import dropped_turns, is_asked
 
 PROVIDER = "scripted"
 ERRORS = {"rate_limit": "RateLimitError", "server_error": "InternalServerError", "unavailable": "ServiceUnavailableError",
@@ -95,21 +95,13 @@ def _check_replies(path: Path, replies: Any, where: str = "") -> None:
                 raise ScriptError(f"{path}: {where}reply {number} has a tool call without a name.")
 
 
-def _asked(message: dict[str, Any]) -> bool:
-    from kernelseek.agent.prompts import NUDGE, QUESTION
-
-    content = message.get("content")
-    return message.get("role") == "user" and isinstance(content, str) and \
-        content.startswith((QUESTION.split("{")[0], NUDGE.split("{")[0]))
-
-
 def pick_reply(model: str, messages: list[dict[str, Any]]) -> tuple[int, str | None, dict[str, Any]]:
     """(index, branch or None, reply) for a request: the branch of the latest matching question, else the
     main line at the conversation's count of assistant messages."""
     replies = load_script(model)
     for position in range(len(messages) - 1, -1, -1):
         message = messages[position]
-        if not _asked(message):
+        if not is_asked(message):
             continue
         branch = next((b for b in _BRANCHES.get(str(Path(model)), [])
                        if b["contains"].lower() in message["content"].lower()), None)

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kernelseek.agent.configuration import Configuration
 from kernelseek.agent.tools import Tool, ToolContext, ToolError
+from kernelseek.settings import Configuration
 from kernelseek.toolrich.digest import code_digest
 from kernelseek.toolrich.lessons import OUTCOMES, LessonStore
 from kernelseek.toolrich.profiler import profile_summary

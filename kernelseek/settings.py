@@ -1,8 +1,10 @@
 """What a run is configured with: a pydantic model, saved as `runs/<id>/config.json`.
 
-The same fields, typed and described, are the settings form LangGraph Studio shows (`RunSettings` in
-`kernelseek.agent.context`). Any bad value or unknown key is a `ConfigError` of one sentence that names
-the field (as its command-line option where there is one) and the fix.
+The ground floor: it imports nothing of kernelseek, so the harness, the bank, the checkpoints and the agent
+all read a run's settings from here. The same fields, typed and described, are `kernelseek run`'s options
+(generated from them in `kernelseek/commands/run_options.py`) and the settings form LangGraph Studio shows
+(`RunContext` in `kernelseek.agent.context`). Any bad value or unknown key is a `ConfigError` of one
+sentence that names the field (as its command-line option where there is one) and the fix.
 """
 
 from __future__ import annotations
@@ -29,9 +31,13 @@ class ConfigError(ValueError):
     """Bad run configuration; the message is one sentence naming the field and the fix."""
 
 
+# fields whose `kernelseek run` option is not their name (the option's name is older than the field's)
+OPTION_NAMES = {"plateau_evals": "--plateau", "failing_evals": "--failing", "model_kwargs": "--model-arg"}
+
+
 def option(name: str) -> str:
-    """A field as the command-line option that sets it (max_wall_s: --max-wall)."""
-    return "--" + name.removesuffix("_s").replace("_", "-")
+    """A field as the command-line option that sets it (max_wall_s: --max-wall, plateau_evals: --plateau)."""
+    return OPTION_NAMES.get(name) or "--" + name.removesuffix("_s").replace("_", "-")
 
 
 def _sentence_for(name: str, value: Any) -> str | None:
@@ -57,56 +63,64 @@ def _fail(message: str) -> PydanticCustomError:
 class Configuration(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", validate_assignment=False)
 
+    # One declaration: each description is also `kernelseek run`'s help for the option (settings.option(name))
+    # and the Studio form's, so it says what the setting does for a person at either.
     task: str = Field(description="The task folder (absolute path).")
     kernel: str = Field(description="The kernel the run starts from (absolute path).")
-    arch: str = Field("cpu", description="The target: sm90, sm100 or cpu.")
-    model: str | None = Field(None, description="The built-in worker's litellm model, e.g. "
-                              "anthropic/claude-sonnet-4-5, or scripted/<script> for a scripted model.")
-    worker_command: str | None = Field(None, description="An external coding CLI run in the workspace each turn, "
-                                       "instead of the built-in worker ({prompt} or {prompt_file} is replaced).")
+    arch: str = Field("cpu", description="Target: sm90, sm100 or cpu.")
+    model: str | None = Field(None, description="Built-in worker: a litellm model, e.g. anthropic/claude-sonnet-4-5, "
+                              "or scripted/PATH for a scripted model (tests).")
+    worker_command: str | None = Field(None, description="External worker: a coding CLI command run in the "
+                                       "workspace each turn; {prompt} or {prompt_file} is replaced, else the "
+                                       "prompt is on stdin.")
     mode: Literal["human", "auto", "none"] = Field("auto", description="Who asks at decision points: human (a "
-                                                   "person), auto (the question bank), none (nobody).")
-    graph: str = Field("kernelseek", description="The graph under graphs/ that drives the run.")
+                                                   "person, at the prompt), auto (the question bank), none "
+                                                   "(nobody).")
+    graph: str = Field("kernelseek", description="The graph under graphs/ to run.")
     target: float | None = Field(None, description="End the run when the best speedup reaches this, e.g. 1.16.")
-    target_gain: float | None = Field(None, description="Or when the best is this many times the starting "
+    target_gain: float | None = Field(None, description="Or end it when the best is this many times the starting "
                                       "kernel's speedup, e.g. 1.3.")
     max_steps: int = Field(60, description="Budget: worker turns (model calls, or external CLI invocations).")
     max_dollars: float | None = Field(20.0, description="Budget: model dollars (litellm's prices).")
-    max_tokens: int | None = Field(None, description="Budget: model tokens, every call counted, priced or not.")
-    max_wall_s: float | None = Field(None, description="Budget: seconds of work (not waiting for a person), "
-                                     "across resumes.")
+    max_tokens: int | None = Field(None, description="Budget: model tokens, every call counted (also models "
+                                   "litellm has no price for).")
+    max_wall_s: float | None = Field(None, description="Budget: seconds of work (waiting for a person does not "
+                                     "count), across resumes.")
     max_evals: int | None = Field(None, description="Budget: evaluations.")
-    plateau_evals: int = Field(4, description="A decision point after this many evaluations without a gain.")
-    failing_evals: int = Field(3, description="A decision point after this many incorrect candidates in a row.")
+    plateau_evals: int = Field(4, description="Decision point after this many evaluations without a gain.")
+    failing_evals: int = Field(3, description="Decision point after this many incorrect candidates in a row.")
     judge_start: bool = Field(True, description="Judge the starting kernel first (quick), so the best starts "
                               "there.")
-    holdout: int | None = Field(None, description="Hold-out scenarios per full judgement (empty: 24 on a GPU, "
+    holdout: int | None = Field(None, description="Hold-out scenarios per full judgement (default: 24 on a GPU, "
                                 "3 on the CPU).")
-    sanitize: bool | None = Field(None, description="Run the sanitizer gate (compute-sanitizer) on a candidate "
-                                  "before it becomes the best (empty: on a GPU target where compute-sanitizer is "
-                                  "installed).")
-    seed: int = Field(0, description="The question bank policy's seed.")
+    sanitize: bool | None = Field(None, description="Run compute-sanitizer (memcheck, racecheck, initcheck, "
+                                  "synccheck) on a candidate before it becomes the best (default: on for a GPU "
+                                  "target where compute-sanitizer is installed).")
+    seed: int = Field(0, description="Seed of the question bank's policy.")
     shell_timeout_s: float = Field(300.0, description="Seconds one shell command of the worker may take.")
     output_cap: int = Field(10_000, description="Characters of tool output the worker sees.")
-    worker_timeout_s: float = Field(3600.0, description="Seconds one external-CLI turn may take.")
+    worker_timeout_s: float = Field(3600.0, description="Seconds one turn of an external worker may take.")
     limit_detector_model: str | None = Field(None, description="Also ask this model whether the worker claims "
                                              "a limit when the rules find none.")
     chooser_model: str | None = Field(None, description="Auto mode: the model that picks the question for the "
-                                      "situation among those offered (empty: the worker's own model when it is a "
-                                      "real one; 'policy': the contextual policy picks).")
+                                      "situation among the ones offered (default: the worker's own model when it "
+                                      "is a real one; 'policy': the contextual policy picks).")
     chooser_offer: int = Field(4, description="Auto mode: how many fitting questions are offered to the chooser.")
     no_eval_steps: int = Field(8, description="A decision point after this many worker steps without an "
                                "evaluation.")
-    unconfined: bool = Field(False, description="Run the worker's shell without the sandbox (only where "
-                             "bubblewrap is missing).")
+    unconfined: bool = Field(False, description="Run the worker's shell without the sandbox, with your full "
+                             "rights (only where bubblewrap is missing).")
     model_kwargs: dict[str, Any] = Field(default_factory=dict, description="Arguments for litellm.completion, "
-                                         "e.g. {\"temperature\": 0.2}.")
-    bank_stats: str | None = Field(None, description="The bank statistics file (empty: the user's; scripted "
-                                   "runs: none).")
+                                         "e.g. {\"temperature\": 0.2} (as options: KEY=VALUE, VALUE read as JSON "
+                                         "when it parses, e.g. temperature=0.2 or api_base=http://localhost:8000; "
+                                         "repeatable).")
+    bank_stats: str | None = Field(None, description="The bank statistics file this run reads and records into "
+                                   "(default: ~/.local/share/kernelseek/stats.json; a scripted model records only "
+                                   "into one named here).")
     model_retries: int = Field(6, description="Transient provider errors (rate limits, 5xx, timeouts) retried "
                                "with backoff.")
     context_tokens: int | None = Field(None, description="The model's input window in tokens, where litellm "
-                                       "does not know it.")
+                                       "does not know it (the conversation is trimmed to fit).")
     run_uuid: str | None = Field(default_factory=lambda: str(uuid.uuid4()),
                                  description="The run's unique id (empty: a run made before UUIDs).")
 
@@ -183,6 +197,20 @@ class Configuration(BaseModel):
     def budgets(self) -> dict[str, Any]:
         return {"max_steps": self.max_steps, "max_dollars": self.max_dollars, "max_tokens": self.max_tokens,
                 "max_wall_s": self.max_wall_s, "max_evals": self.max_evals}
+
+
+class RunRequest(Configuration):
+    """A new run as a person asks for it, at `kernelseek run` or in LangGraph Studio's form: the task by name,
+    the kernel and the arch left to the task's defaults, where the run's folder goes.
+    `kernelseek.agent.make_run` turns it into the run's Configuration and its folder."""
+
+    task: str = Field(description="Task folder, or a task's name: the project's here, else the package's (e.g. "
+                      "rmsnorm_cpu).")
+    kernel: str = Field("", description="The kernel the run starts from (default: the task's seed).")
+    arch: str = Field("", description="Target: sm90, sm100 or cpu (default: the task's first).")
+    runs_dir: str | None = Field(None, description="Where runs live (default: $KERNELSEEK_RUNS, else "
+                                 "$XDG_DATA_HOME/kernelseek/runs or ~/.local/share/kernelseek/runs).")
+    run_id: str | None = Field(None, description="Name the run (default: the time and a random suffix).")
 
 
 def _one_sentence(error: ValidationError, data: dict[str, Any], model: type[BaseModel]) -> str:

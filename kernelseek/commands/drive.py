@@ -1,0 +1,140 @@
+"""A run driven in this terminal: the graph streamed to its end with a live view of its progress, a
+human-mode question asked at the prompt, and the line that ends it (`kernelseek run`, `resume` and `fork`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from kernelseek.commands.errors import fail
+
+console = Console()
+
+
+def _view(run_id: str, values: dict[str, Any]) -> Panel:
+    best = values.get("best") or {}
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    dollars = f"${values.get('cost_usd', 0.0):.4f}"
+    if values.get("unpriced_calls"):
+        dollars += f" (+{values['unpriced_calls']} unpriced calls)"
+    rows = [("step", str(values.get("step", 0))),
+            ("best speedup", f"{best['speedup']:.3f}x (candidate {best['candidate']})" if best.get("speedup") else "-"),
+            ("dollars", dollars), ("tokens", f"{values.get('tokens', 0):,}"),
+            ("evaluations", str(values.get("evals", 0))),
+            ("last question", values.get("last_question") or "-"), ("now", values.get("last_event", ""))]
+    for name, value in rows:
+        table.add_row(name, escape(value))
+    return Panel(table, title=f"kernelseek run {run_id}", expand=False)
+
+
+def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
+    """Stream the graph to its end, showing progress, and answer human-mode questions from stdin."""
+    from langgraph.types import Command
+
+    from kernelseek.agent.context import RunContext
+
+    config, context = run.thread(), RunContext.of(run)
+    values = dict(graph.get_state(config).values or {}) or (dict(payload) if isinstance(payload, dict) else {})
+    while True:
+        with Live(_view(run.id, values), console=console, refresh_per_second=4, transient=console.is_terminal) as live:
+            for mode, chunk in graph.stream(payload, config, context=context, stream_mode=["updates", "custom"],
+                                            durability="sync"):
+                if mode == "custom":  # the harness's progress while it judges
+                    live.update(_view(run.id, {**values, "last_event": chunk.get("judging", "")}))
+                    continue
+                for node, update in chunk.items():
+                    if node == "__interrupt__" or not isinstance(update, dict):
+                        continue
+                    values.update(update)
+                    if update.get("last_event"):
+                        live.console.print(f"[dim]{node:>10}[/] {escape(update['last_event'])}")
+                    live.update(_view(run.id, values))
+        if not console.is_terminal:
+            console.print()
+        snapshot = graph.get_state(config)
+        values = dict(snapshot.values)
+        if not snapshot.interrupts:
+            return values
+        payload = Command(resume=_ask_person(run, snapshot.interrupts[0].value))
+
+
+def _ask_person(run: Any, context: dict[str, Any]) -> str:
+    from kernelseek.trace import MAX_MESSAGE_CHARS
+
+    console.print(Panel(Group(
+        f"[bold]decision point:[/] {context['decision_point']} — {escape(context['detail'])}",
+        f"[bold]best so far:[/] {escape(context['best'])}",
+        "[bold]last harness report:[/]\n" + escape(context.get("last_report") or "-"),
+        "[bold]the worker's last words:[/]\n" + escape(context.get("worker_words") or "-"),
+        "[dim]Type one short question for the worker (Enter: continue without one; /stop ends the run).[/]",
+    ), title=f"step {context['step']}: your question", expand=False))
+    try:
+        answer = console.input("[bold]question>[/] ")
+        if not console.is_terminal:
+            console.print()
+        if len(answer.strip()) > MAX_MESSAGE_CHARS:
+            console.print(f"[yellow]warning:[/] the question has {len(answer.strip())} characters; only the first "
+                          f"{MAX_MESSAGE_CHARS} are asked (a question is short).")
+        return answer
+    except EOFError:
+        fail(f"no answer came on stdin; the run waits at its question — `kernelseek resume {run.id}` to answer it.", 3)
+    raise AssertionError("unreachable")
+
+
+def finish(run: Any, values: dict[str, Any]) -> None:
+    console.print()
+    best = values.get("best") or {}
+    speed = f"{best['speedup']:.3f}x (candidate {best['candidate']}, {run.dir / 'best'})" if best.get("speedup") else "none"
+    console.print(f"[bold]run {run.id} ended:[/] {escape(str(values.get('end_reason')))} · best {escape(speed)} · "
+                  f"{values.get('step', 0)} steps · {values.get('evals', 0)} evaluations · ${values.get('cost_usd', 0):.4f}")
+    if values.get("bank_note"):
+        console.print(f"[yellow]warning:[/] {escape(values['bank_note'])}")
+    console.print(f"trace: kernelseek trace show {run.id}")
+
+
+def execute(run: Any, payload: Any) -> None:
+    from kernelseek.agent.worker import WorkerError
+    from kernelseek.project import load_graph
+
+    try:
+        with run.lock():
+            with run.checkpointer() as saver:
+                values = drive(run, load_graph(run.config.graph, checkpointer=saver), payload)
+    except KeyboardInterrupt:
+        from kernelseek.harness.runner import stop_all
+
+        stop_all()  # a judgement running in one of the graph's threads stops now, its child killed
+        fail(f"interrupted; nothing completed is lost — `kernelseek resume {run.id}` continues the run.", 130)
+    except (WorkerError, ValueError) as error:
+        fail(f"{error} (run {run.id}: `kernelseek resume {run.id}` continues it)", 1)
+    finish(run, values)
+
+
+def check_sandbox(config: Any) -> None:
+    """Refuse a run whose worker could not be confined, unless --unconfined says so; say which it is."""
+    from kernelseek.agent.make_run import sandbox_problem
+    from kernelseek.settings import ConfigError
+
+    problem = sandbox_problem(config)
+    if problem:
+        raise ConfigError(problem)
+    show_sandbox(config)
+
+
+def show_sandbox(config: Any) -> None:
+    from kernelseek.agent import sandbox
+
+    if config.worker_command:  # an external coding CLI keeps its own environment and confinement
+        return
+    style = "[yellow]warning:[/] " if config.unconfined else ""
+    console.print(f"{style}worker's shell sandbox: {escape(sandbox.describe(config.unconfined))}")
+
+
+# --- the commands ---------------------------------------------------------------------------------
