@@ -1,6 +1,6 @@
 """What a run is configured with: a pydantic model, saved as `runs/<id>/config.json`.
 
-The ground floor: it imports nothing of kernelseek, so the harness, the bank, the checkpoints and the agent
+The ground floor: it imports nothing of kernelseek but the translation of validation errors, so the harness, the bank, the checkpoints and the agent
 all read a run's settings from here. The same fields, typed and described, are `kernelseek run`'s options
 (generated from them in `kernelseek/commands/run_options.py`) and the settings form LangGraph Studio shows
 (`RunContext` in `kernelseek.agent.context`). Any bad value or unknown key is a `ConfigError` of one
@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
+
+from kernelseek.validation import problem, sentence
 
 MODES = ("human", "auto", "none")
 DEFAULT_HOLDOUT_GPU, DEFAULT_HOLDOUT_CPU = 24, 3
@@ -215,13 +217,11 @@ class RunRequest(Configuration):
 
 def _one_sentence(error: ValidationError, data: dict[str, Any], model: type[BaseModel]) -> str:
     """pydantic's report as one sentence: the first problem, in the words of the field it is about."""
-    first = error.errors()[0]
-    name = str(first["loc"][0]) if first["loc"] else ""
-    if first["type"] == "config":
-        return first["msg"]
-    if first["type"] == "extra_forbidden":
+    found = problem(error, first=())
+    name = found.field
+    if found.kind == "extra_forbidden":
         return f"'{name}' is not a run setting; the settings are {', '.join(model.model_fields)}."
-    if first["type"] == "missing":
+    if found.kind == "missing":
         return f"the setting '{name}' is missing: {model.model_fields[name].description}"
-    value = data.get(name, first.get("input"))
-    return _sentence_for(name, value) or f"{name} {value!r} is not valid: {first['msg'].lower()}."
+    value = data.get(name, found.value)
+    return (found.kind != "config" and _sentence_for(name, value)) or sentence(found, name=f"the setting '{name}'")

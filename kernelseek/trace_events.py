@@ -9,11 +9,11 @@ models load the same.
 from __future__ import annotations
 
 import json
-import types
-import typing
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from kernelseek import validation
 
 DECISION_POINTS = ("done", "claimed_limit", "plateau", "failing", "no_evaluation")
 INTERJECTION = "interjection"  # a human message sent with `kernelseek ask`, at no decision point
@@ -167,42 +167,18 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     for kind, model in MODELS.items()}
 HOLDOUT_FIELDS = tuple(Holdout.model_fields)
 
-# how a field's type reads in a message, by the annotation's base type
-_WORDS = {int: "a whole number", str: "a string", bool: "true or false", dict: "an object", list: "a list"}
 _ENUMS = {("decision_point", "kind"): "the decision point kind '{}' is unknown",
           ("question", "question_kind"): "the question kind '{}' is unknown",
           ("human_message", "decision_point"): "the human message's decision point '{}' is unknown"}
 
 
-def _expected(annotation: Any) -> str:
-    """'a whole number', 'a number or null', ... for a field's annotation."""
-    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
-    args = typing.get_args(annotation) if union else (annotation,)
-    bases = [typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a for a in args]
-    bases = [str if typing.get_origin(b) is Literal else typing.get_origin(b) or b for b in bases]
-    nullable = type(None) in bases
-    bases = [b for b in bases if b is not type(None)]
-    if set(bases) == {int, float}:
-        what = "a number"
-    elif set(bases) == {int, str}:
-        what = "a candidate id (a whole number or a string)"
-    else:
-        what = _WORDS.get(bases[0], "valid")
-    return what + (" or null" if nullable else "")
-
-
-def _first(error: ValidationError) -> dict[str, Any]:
-    """A missing field first, then the first problem in the schema's order of fields."""
-    return min(error.errors(), key=lambda e: e["type"] != "missing")
-
-
-def _holdout_problem(first: dict[str, Any], holdout: Any) -> str:
-    loc = first["loc"][1:]
+def _holdout_problem(found: validation.Problem, holdout: Any) -> str:
+    loc = found.loc[1:]
     if not isinstance(holdout, dict):
         return "the evaluation's holdout is not an object {n, seed, correct, speedup}"
-    if first["type"] == "missing":
+    if found.kind == "missing":
         return f"the evaluation's holdout lacks the field '{loc[0]}'"
-    reason = str(first.get("ctx", {}).get("error", ""))  # a check of the whole: which field failed it
+    reason = str(found.context.get("error", ""))  # a check of the whole: which field failed it
     name = loc[0] if loc and loc[0] in HOLDOUT_FIELDS else "speedup" if reason == "speedup" else "correct"
     value = holdout.get(name)
     return {"n": f"the evaluation's holdout n {value!r} is not a positive whole number",
@@ -225,16 +201,16 @@ def problem(event: Any) -> str | None:
     try:
         model.model_validate(event)
     except ValidationError as error:
-        first = _first(error)
-        name = str(first["loc"][0])
+        found = validation.problem(error, first=("missing",))
+        name = str(found.loc[0])
         value = event.get(name)
-        if first["type"] == "missing" and len(first["loc"]) == 1:
+        if found.kind == "missing" and len(found.loc) == 1:
             return f"the {kind} event lacks the field '{name}'"
         where = "the field" if name in COMMON_FIELDS else f"the {kind} event's field"
         if name in COMMON_FIELDS:
-            return f"{where} '{name}' is {json.dumps(value, default=str)[:60]}, not {_expected(Common.model_fields[name].annotation)}"
+            return f"{where} '{name}' is {json.dumps(value, default=str)[:60]}, not {validation.expected(Common.model_fields[name].annotation)}"
         if name == "holdout":
-            return _holdout_problem(first, value)
+            return _holdout_problem(found, value)
         if (kind, name) in _ENUMS and isinstance(value, str):
             return _ENUMS[kind, name].format(value)
         if kind == "trim":
@@ -243,8 +219,8 @@ def problem(event: Any) -> str | None:
             return f"the model_retry event's attempt {value!r} is not a whole number, 1 or more"
         if kind == "sanitizer":
             return "the sanitizer event's passed is not true or false, or its tools is not an object"
-        if name == "tool_calls" and len(first["loc"]) > 1:
+        if name == "tool_calls" and len(found.loc) > 1:
             return "the model_call event's tool_calls are not all objects with a name"
         return (f"{where} '{name}' is {json.dumps(value, default=str)[:60]}, "
-                f"not {_expected(model.model_fields[name].annotation)}")
+                f"not {validation.expected(model.model_fields[name].annotation)}")
     return None

@@ -11,8 +11,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kernelseek"
 
 # bottom to top; a top-level module or package of kernelseek/ not named here fails the test until it is placed
 FLOORS = [
-    {"kernelseek", "settings", "files", "procs", "conversation", "trace_events", "trace", "project", "provenance",
-     "checkpoints"},
+    {"kernelseek", "validation", "settings", "files", "procs", "conversation", "trace_events", "trace", "project",
+     "provenance", "checkpoints"},
     {"harness", "models"},
     {"bank", "preflight", "scaffold", "analysis"},
     {"agent"},

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, ValidationError
 
+from kernelseek import validation
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
 ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
@@ -78,12 +79,6 @@ _WHAT = {  # what a field of an entry must be, for a value of the wrong shape
 }
 
 
-def _first(error: ValidationError) -> dict[str, Any]:
-    """The error to report: an unknown field first, then a missing one, then the first in field order."""
-    rank = {"extra_forbidden": 0, "missing": 1}
-    return min(error.errors(), key=lambda e: rank.get(e["type"], 2))
-
-
 def entry_problem(entry: Any) -> tuple[str, str] | None:
     """(field, what is wrong) for a bad bank entry, or None."""
     if not isinstance(entry, dict):
@@ -91,8 +86,8 @@ def entry_problem(entry: Any) -> tuple[str, str] | None:
     try:
         BankEntry.model_validate(entry)
     except ValidationError as error:
-        first = _first(error)
-        loc, kind, value = first["loc"], first["type"], first.get("input")
+        found = validation.problem(error)
+        loc, kind, value = found.loc, found.kind, found.value
         name = str(loc[0])
         if kind == "extra_forbidden" and len(loc) == 1:
             return (name, f"is not a known field (expected {', '.join(ENTRY_FIELDS)})")
@@ -117,9 +112,9 @@ def file_problem(data: Any) -> str | None:
     try:
         BankFileFields.model_validate(data)
     except ValidationError as error:
-        first = _first(error)
-        name = str(first["loc"][0])
-        if first["type"] == "extra_forbidden":
+        first = validation.problem(error)
+        name = str(first.loc[0])
+        if first.kind == "extra_forbidden":
             return (f"the field '{name}' is not a field of a bank file (its fields are {', '.join(FILE_FIELDS)}); "
                     "remove it or correct its name.")
         if name == "questions":
@@ -133,10 +128,10 @@ def merged_problem(entry: Any) -> str | None:
     try:
         MergedEntry.model_validate(entry)
     except ValidationError as error:
-        first = _first(error)
-        if first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
-            return f"has the unknown field '{first['loc'][0]}' (it holds fits and provenance)"
-        if first["loc"][:1] == ("fits",):
+        first = validation.problem(error)
+        if first.kind == "extra_forbidden" and len(first.loc) == 1:
+            return f"has the unknown field '{first.loc[0]}' (it holds fits and provenance)"
+        if first.loc[:1] == ("fits",):
             return f"has 'fits' that are not decision points ({_POINTS})"
         return "needs 'provenance', a list of mappings each with a 'source'"
     return None
@@ -180,13 +175,13 @@ def stats_problem(data: Any) -> str | None:
     try:
         StatsFile.model_validate(data)
     except ValidationError as error:
-        first = _first(error)
-        name = str(first["loc"][0])
-        if first["type"] == "extra_forbidden":
+        first = validation.problem(error)
+        name = str(first.loc[0])
+        if first.kind == "extra_forbidden":
             return (f"the field '{name}' is not a field of stats.json (its fields are {', '.join(STATS_FIELDS)}); "
                     "remove it or correct its name.")
         if name == "version":
-            return f"the field 'version' is {first.get('input')!r}, not 1; this file is in another format."
+            return f"the field 'version' is {first.value!r}, not 1; this file is in another format."
         return "the field 'runs' is missing or not a mapping; restore or delete the file."
     for key, run in data["runs"].items():
         if problem := _run_problem(run):
@@ -198,12 +193,12 @@ def _run_problem(run: Any) -> str | None:
     try:
         StatsRun.model_validate(run)
     except ValidationError as error:
-        first = _first(error)
-        name = str(first["loc"][0]) if first["loc"] else ""
-        if first["type"] == "extra_forbidden":
+        first = validation.problem(error)
+        name = str(first.loc[0]) if first.loc else ""
+        if first.kind == "extra_forbidden":
             return f"the field '{name}' is not a field of a recorded run (its fields are {', '.join(RUN_FIELDS)})"
         if name in ("recorded", "run"):
-            return f"the field '{name}' is {first.get('input')!r}, not a string"
+            return f"the field '{name}' is {first.value!r}, not a string"
         return "the field 'outcomes' is missing or not a list"
     for outcome in run["outcomes"]:
         if problem := _outcome_problem(outcome):
@@ -217,9 +212,9 @@ def _outcome_problem(outcome: Any) -> str | None:
     try:
         StatsOutcome.model_validate(outcome)
     except ValidationError as error:
-        first = _first(error)
-        name, value = str(first["loc"][0]), first.get("input")
-        if first["type"] == "extra_forbidden":
+        first = validation.problem(error)
+        name, value = str(first.loc[0]), first.value
+        if first.kind == "extra_forbidden":
             return (f"outcome '{outcome['id']}' has the unknown field '{name}' (its fields are "
                     f"{', '.join(STATS_OUTCOME_FIELDS)})")
         what = {"seq": "an integer", "success": "true or false", "features": "a list of strings"}

@@ -34,6 +34,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from kernelseek.validation import problem, sentence
+
 BUDGETS = ("max_steps", "max_dollars", "max_tokens", "max_wall_s", "max_evals")
 GRAPH_FIELDS = ("model", "worker_command", "model_kwargs")
 MODES = ("auto", "none")
@@ -128,17 +130,11 @@ _FIELD_HINTS = {  # what a value of the wrong shape must be: "the field 'x' must
 
 def _sentence(error: ValidationError, data: dict[str, Any]) -> str:
     """pydantic's first problem with the file, as one sentence naming the field and the fix."""
-    errors = error.errors()
     # a union field reports each branch it tried (graphs: a list or a mapping): the deepest one is the mistake
-    first = max((e for e in errors if e["loc"][:1] == errors[0]["loc"][:1]), key=lambda e: len(e["loc"]))
-    kind, value = first["type"], first.get("input")
+    found = problem(error, first=(), deepest=True)
+    kind, value, loc, where, top = found.kind, found.value, found.path, found.where, found.field
     if kind == "config":
-        return first["msg"]
-    types = ("GraphEntry", "Budgets", "none", "str", "int", "float")
-    loc = [str(part) for part in first["loc"] if not isinstance(part, int) and str(part) not in types
-           and not str(part).startswith(("list[", "dict[", "function-"))]
-    where = ".".join(loc)
-    top = loc[0] if loc else ""
+        return found.message
     if top == "graphs" and len(loc) == 3 and loc[2] in _FIELD_HINTS and kind != "extra_forbidden":
         return f"the field '{where}' must {_FIELD_HINTS[loc[2]]}, not {value!r}."
     if kind == "extra_forbidden":
@@ -146,7 +142,7 @@ def _sentence(error: ValidationError, data: dict[str, Any]) -> str:
             return f"the field '{where}' is unknown; the budgets are {', '.join(BUDGETS)}."
         if top == "graphs":
             return f"the field '{'.'.join(loc[:2])}' may hold only {', '.join(GRAPH_FIELDS)} (found {loc[-1]})."
-        return f"the field '{where}' is unknown; the fields are {', '.join(sorted(ExperimentFile.model_fields))}."
+        return sentence(found, fields=sorted(ExperimentFile.model_fields))
     if kind == "missing" and top == "task":
         return "the field 'task' is required: a task folder or a task name under evals/tasks."
     if top == "mode" and value == "human":
@@ -154,21 +150,9 @@ def _sentence(error: ValidationError, data: dict[str, Any]) -> str:
                 "bank) or run human sessions with `kernelseek run --mode human`.")
     if top == "mode":
         return f"the field 'mode' must be one of {', '.join(MODES)}, not {value!r}."
-    if kind == "finite":
-        return f"the field '{where}' must be a finite number, not {value!r}."
-    if kind == "greater_than":
-        bound = first["ctx"]["gt"]
-        return f"the field '{where}' must be above {bound:g}, not {value!r}." if bound else \
-            f"the field '{where}' must be a finite number above 0, not {value!r}."
-    if kind == "greater_than_equal":
-        return f"the field '{where}' must be at least {first['ctx']['ge']:g}, not {value!r}."
-    if len(loc) == 1 and top in _FIELD_HINTS:
+    if len(loc) == 1 and top in _FIELD_HINTS and kind not in ("finite", "greater_than", "greater_than_equal"):
         return f"the field '{top}' must {_FIELD_HINTS[top]}, not {data.get(top, value)!r}."
-    if kind in ("int_type", "int_from_float"):
-        return f"the field '{where}' must be a whole number, not {value!r}."
-    if kind == "float_type":
-        return f"the field '{where}' must be a number, not {value!r}."
-    return f"the field '{where}' is not valid ({first['msg'].lower()}), not {value!r}."
+    return sentence(found)
 
 
 @dataclass
