@@ -1,4 +1,4 @@
-"""Shared helpers of the tests/test_loop_*.py tests: scripts for the scripted model, the CLI."""
+"""Shared helpers of the tests/agent/test_loop_*.py tests: scripts for the scripted model, the CLI."""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kernelseek"
 # bottom to top; a top-level module or package of kernelseek/ not named here fails the test until it is placed
 FLOORS = [
     {"kernelseek", "validation", "settings", "files", "procs", "conversation", "trace_events", "trace", "project",
-     "provenance", "checkpoints"},
+     "checkpoints"},
     {"harness", "models"},
-    {"bank", "preflight", "scaffold", "analysis"},
+    {"bank", "preflight", "scaffold", "analysis", "provenance"},
     {"agent"},
     {"toolrich", "forks"},
     {"experiment", "engine"},

@@ -24,7 +24,7 @@ suppressors
     the grid"; a plan to stop, "so I'll stop here", does not suppress).
 
 The rules were written from the categories above and the `dev` half of the labelled corpus in
-`tests/corpora/limit_claims.yaml`; `tests/test_limit_claims.py` measures precision and recall on the
+`tests/corpora/limit_claims.yaml`; `tests/agent/test_limit_claims.py` measures precision and recall on the
 `dev` and `heldout` halves and prints both.
 
 With a model configured (`limit_detector_model`), `model_claim` asks it, for words the rules found no

@@ -20,7 +20,7 @@ that matches decides:
 4. **other** — anything else (process nudges, encouragement, bookkeeping, a failing scenario).
 
 These rules are measured on `tests/corpora/question_kinds.yaml`, labelled before they were written
-(`tests/test_question_kinds.py` prints the accuracy on its dev and held-out halves).
+(`tests/bank/test_question_kinds.py` prints the accuracy on its dev and held-out halves).
 
 `operator_words(text)` returns the operator names, library names and vendor-specific tricks a
 question mentions (OPERATOR_WORDS, LIBRARY_WORDS, VENDOR_WORDS). Learning rewrites the ones the term

@@ -1,6 +1,6 @@
 """`kernelseek run`'s options, generated from the run settings (`RunRequest` in kernelseek/settings.py): a
 setting is declared once, with its type, default and description, and is an option here and a field of
-LangGraph Studio's form. A new setting becomes an option without a line here (tests/commands/test_run_options.py
+LangGraph Studio's form. A new setting becomes an option without a line here (tests/commands/test_cli_shape.py
 holds the CLI to that)."""
 
 from __future__ import annotations

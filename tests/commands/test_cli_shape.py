@@ -16,7 +16,7 @@ from kernelseek.cli import app
 from kernelseek.commands.run_options import NOT_OPTIONS, setting_parameters, with_run_options
 from kernelseek.settings import Configuration, RunRequest, option
 
-COMMANDS = Path(__file__).resolve().parents[1] / "kernelseek" / "commands"
+COMMANDS = Path(__file__).resolve().parents[2] / "kernelseek" / "commands"
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 200, 60
 
 

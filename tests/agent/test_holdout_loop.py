@@ -1,5 +1,5 @@
 """The loop's side of the hold-out, without running a loop: the configuration, the trace schema, the
-prompt's rules. (tests/test_loop_scripted.py runs the loop and checks what the worker saw.)"""
+prompt's rules. (tests/agent/test_loop_scripted.py runs the loop and checks what the worker saw.)"""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from kernelseek.bank.model import BankError, load_bank, load_bank_file
 from kernelseek.cli import app
 from kernelseek.trace import TraceError
 
-SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+SESSIONS = Path(__file__).parents[1] / "fixtures" / "sessions"
 A, B = SESSIONS / "session-a", SESSIONS / "session-b"
 
 # original text -> (kind, flags) by the rule-based classifier
@@ -188,7 +188,7 @@ def test_a_message_that_was_not_put_as_a_question_is_not_learned(bank, tmp_path)
     assert provenance["worker_words"] == "I think this is done."
 
 
-REPO_BANK = Path(__file__).resolve().parents[1] / "bank"
+REPO_BANK = Path(__file__).resolve().parents[2] / "bank"
 
 
 @pytest.fixture()

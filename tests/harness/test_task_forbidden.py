@@ -13,7 +13,7 @@ import pytest
 from kernelseek.agent import prompts
 from kernelseek.harness import BuildError, Task, TaskError, build_kernel, judge, load_task
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "kernels" / "seeds" / "rmsnorm_cpu.cpp"  # includes <cmath>
 
 
@@ -50,7 +50,7 @@ def test_the_judge_guards_with_the_task_folders_list(tmp_path):
     assert "(the C math library is not allowed)" in verdict.reason
 
 
-@pytest.mark.slow  # three builds, as the other build-cache tests (tests/test_build_cache.py)
+@pytest.mark.slow  # three builds, as the other build-cache tests (tests/harness/test_build_cache.py)
 def test_a_change_of_the_list_is_a_new_build(tmp_path):
     cache = tmp_path / "cache"
     first = build_kernel(SEED, "cpu", forbidden_libraries={"Eigen": r"eigen\d*"}, cache_dir=cache)

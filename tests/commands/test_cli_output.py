@@ -21,8 +21,8 @@ from kernelseek.cli import app
 from kernelseek.harness.task import load_task
 from kernelseek.trace import TraceError, read_trace
 
-REPO = Path(__file__).resolve().parents[1]
-SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+REPO = Path(__file__).resolve().parents[2]
+SESSIONS = Path(__file__).parents[1] / "fixtures" / "sessions"
 LONG = "a-run-name-long-enough-that-an-80-column-table-would-cut-or-fold-it-0123456789"
 
 

@@ -29,7 +29,7 @@ from kernelseek.harness.sanitize import (
 from kernelseek.harness.sanitizer_log import parse
 from kernelseek.harness.task import TaskError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ["tiny_causal_ragged", "tiny_varlen"]
 
 

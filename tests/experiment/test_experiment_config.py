@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from kernelseek.experiment import ExperimentConfigError, load_experiment
 from kernelseek.experiment.runner import check_parallel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "evals" / "experiments" / "cpu_demo.yaml"
 SCRIPT = ROOT / "evals" / "experiments" / "cpu_demo" / "kernelseek.yaml"
 
@@ -102,7 +102,7 @@ def test_the_cli_reports_a_bad_config_without_a_traceback(tmp_path):
 
 
 def test_parallel_is_a_positive_count():
-    # how many fit at once is Ray's to decide from the cluster's CPUs and GPUs (tests/test_engine_ray.py)
+    # how many fit at once is Ray's to decide from the cluster's CPUs and GPUs (tests/engine/test_engine_ray.py)
     with pytest.raises(ExperimentConfigError, match="at least 1"):
         check_parallel(0, "cpu")
     check_parallel(1, "cpu")

@@ -11,7 +11,7 @@ import yaml
 from kernelseek.bank.classify import rule_kind
 from kernelseek.trace import QUESTION_KINDS
 
-CORPUS = Path(__file__).parent / "corpora" / "question_kinds.yaml"
+CORPUS = Path(__file__).parents[1] / "corpora" / "question_kinds.yaml"
 BAR = 0.85
 
 

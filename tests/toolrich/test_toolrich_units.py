@@ -17,8 +17,8 @@ from kernelseek.toolrich import TOOLS, LessonStore, code_digest, profile_summary
 from kernelseek.toolrich.digest import describe_mix, parse_sass, sass_category
 from kernelseek.toolrich.profiler import parse_ncu_csv, summarize
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "toolrich"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "toolrich"
 CPU_SEED = ROOT / "kernels" / "seeds" / "rmsnorm_cpu.cpp"
 GPU_SEED = ROOT / "kernels" / "seeds" / "flash_attn_fwd.cu"
 CPU_TASK = ROOT / "evals" / "tasks" / "rmsnorm_cpu"

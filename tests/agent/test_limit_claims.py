@@ -12,7 +12,7 @@ import yaml
 
 from kernelseek.agent.claims import rule_claim, sentences
 
-CORPUS = Path(__file__).parent / "corpora" / "limit_claims.yaml"
+CORPUS = Path(__file__).parents[1] / "corpora" / "limit_claims.yaml"
 BAR = 0.90
 
 

@@ -14,7 +14,7 @@ from conftest import HAS_NVCC
 from kernelseek.harness import guard, load_task
 from kernelseek.harness.build import TARGETS, BuildError, build_kernel
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 ARCHS = ["cpu", pytest.param("sm90", marks=pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc"))]
 needs_nvcc = pytest.mark.skipif(not HAS_NVCC, reason="needs nvcc")
 # nvcc takes seconds to link a library and a fraction of one to preprocess a file: the sm90 cases of tests that

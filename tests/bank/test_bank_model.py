@@ -28,7 +28,7 @@ from kernelseek.cli import app
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
 SEED = default_bank_dir() / "seed.yaml"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def seed_questions() -> list[Question]:
@@ -192,7 +192,7 @@ def test_an_unknown_key_anywhere_in_a_bank_file_is_one_sentence(tmp_path, data, 
 def test_bank_files_written_before_the_models_still_load(tmp_path):
     """tests/fixtures/bank/learned-humans.yaml is what `bank learn` wrote from the two fixture sessions before
     the format became pydantic models (outcomes, session provenance with every key, a `merged` entry)."""
-    written = Path(__file__).parent / "fixtures" / "bank" / "learned-humans.yaml"
+    written = Path(__file__).parents[1] / "fixtures" / "bank" / "learned-humans.yaml"
     bank = tmp_path / "bank"
     bank.mkdir()
     shutil.copy(ROOT / "bank" / "seed.yaml", bank)

@@ -23,7 +23,7 @@ from kernelseek.harness.compare import (
     load_judgement,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def result(name: str, speedup: float | None, *, correct: bool = True, group: str = "g", holdout: bool = False,

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_experiment_cpu import demo_config
+from experiment_support import demo_config
 
 from kernelseek.engine import no_ray_line, ray_available
 from kernelseek.trace import read_trace
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "from kernelseek.cli import main; main()"]
 NO_RAY_CLI = [sys.executable, "-c", "import sys; sys.modules['ray'] = None; from kernelseek.cli import main; main()"]
 GRAPHS = ("kernelseek", "tool_rich", "no_question")

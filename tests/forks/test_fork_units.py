@@ -1,6 +1,6 @@
 """The parts of counterfactual forks that need no run driven: the scripted model's branches, the question a
 fork draws, the workspace snapshots, the family tree, and the one-sentence errors of `kernelseek fork` and
-of a forks experiment file (tests/test_fork.py drives real forks end to end)."""
+of a forks experiment file (tests/forks/test_fork.py drives real forks end to end)."""
 
 from __future__ import annotations
 

@@ -15,27 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
+from experiment_support import demo_config
 
 from kernelseek.trace import read_trace
 
-ROOT = Path(__file__).resolve().parent.parent
-DEMO = ROOT / "evals" / "experiments" / "cpu_demo.yaml"
+ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "from kernelseek.cli import main; main()"]
 GRAPHS = ("kernelseek", "tool_rich", "no_question")
-
-
-def demo_config(tmp_path: Path) -> Path:
-    """The demo's config with one repeat, its relative paths made absolute."""
-    data = yaml.safe_load(DEMO.read_text())
-    base = DEMO.parent
-    for spec in data["graphs"].values():
-        spec["model"] = "scripted/" + str(base / spec["model"].removeprefix("scripted/"))
-    data["docs"] = [str(base / d) for d in data["docs"]]
-    data["repeats"], data["seeds"] = 1, [0]
-    path = tmp_path / "cpu_demo.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
 
 
 def finished(run: Path) -> bool:

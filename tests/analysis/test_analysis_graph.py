@@ -13,7 +13,7 @@ from kernelseek.analysis.graph import analyze_run, gains_table, kind_table, run_
 from kernelseek.cli import app
 from kernelseek.trace import TraceError
 
-SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+SESSIONS = Path(__file__).parents[1] / "fixtures" / "sessions"
 A, B = SESSIONS / "session-a", SESSIONS / "session-b"
 
 EXPECTED_KINDS = [

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from kernelseek.analysis.report import KIND_COLOURS, PLOT_FILES
 from kernelseek.cli import app
 
-SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+SESSIONS = Path(__file__).parents[1] / "fixtures" / "sessions"
 A = SESSIONS / "session-a"
 
 

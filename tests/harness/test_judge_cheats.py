@@ -68,7 +68,7 @@ def test_a_cache_of_the_whole_input_gains_nothing(tmp_path):
 
 
 def test_a_time_below_the_memory_floor_fails():
-    task = Path(__file__).parent / "fixtures" / "overclaimed_task"
+    task = Path(__file__).parents[1] / "fixtures" / "overclaimed_task"
     verdict = judge(task, SEED, "cpu", scenarios=SMALL, seed=5)
     assert not verdict.correct
     assert "below the memory floor" in reasons(verdict)[0], reasons(verdict)
@@ -95,5 +95,5 @@ def test_the_seal_refuses_writes_to_the_channel_but_not_sendmsg():
         "a.sendmsg([b'ok']); print(b.recv(2).decode())\n"
         "r, w = os.pipe(); os.write(w, b'p'); print(os.read(r, 1).decode())\n")
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
     assert out.stdout.split() == ["refused", "refused", "ok", "p"], out.stderr
