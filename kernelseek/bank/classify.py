@@ -1,26 +1,7 @@
 """Classify a question's kind, and find the words that tie it to one operator, library or vendor.
 
-The rule-based classifier (used when no model is configured) applies these rules in order; the first
-that matches decides:
-
-1. **reject_limit** — the message argues with a limit: it names a ceiling or bound as a thing ("that
-   bound", "memory-bound", "the limit", "ceiling", "peak", "roofline", "saturated", "optimal",
-   "diminishing returns", "unavoidable", "the hardware", "best possible"), or disputes a claim ("are you
-   sure", "who says", "prove", "how far from", "what would have to be true", "measured how", "why do you
-   think", "compared with what", "can't go faster"). "What limits the occupancy?" (the verb) is not one.
-2. **inform** — the message supplies a technique instead of a direction: an instruction that starts
-   with a transformation verb (INFORM_VERBS: "use", "try", "swap", "put", "unroll", "pad", ...), a
-   proposal ("have you tried", "why not", "what about", "you could", "consider"), or a statement of
-   what a mechanism can do ("The asynchronous copies can load the next tile ...").
-3. **layer_shift** — the message points at a layer of the program: the algorithm, the work
-   decomposition and launch, data movement and the memory hierarchy, the instruction mix and
-   scheduling, synchronization, the compiler's output (its instructions, disassembly, "the SASS"), or
-   the measurement (see LAYER_PATTERNS). Naming a vendor's mechanism no longer makes a question
-   `inform` by itself: "Look at the SASS." points at a layer.
-4. **other** — anything else (process nudges, encouragement, bookkeeping, a failing scenario).
-
-These rules are measured on `tests/corpora/question_kinds.yaml`, labelled before they were written
-(`tests/bank/test_question_kinds.py` prints the accuracy on its dev and held-out halves).
+The rule-based classifier (used when no model is configured) is `kernelseek.bank.kinds.rule_kind`: its
+module lists the rules and where they are measured.
 
 `operator_words(text)` returns the operator names, library names and vendor-specific tricks a
 question mentions (OPERATOR_WORDS, LIBRARY_WORDS, VENDOR_WORDS). Learning rewrites the ones the term
@@ -40,7 +21,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelseek.bank.kinds import rule_kind
 from kernelseek.trace import QUESTION_KINDS
+
+__all__ = ["Classification", "classify", "model_classify", "operator_words", "rule_kind"]
 
 OPERATOR_WORDS = (
     "attention", "flash attention", "flashattention", "softmax", "online softmax", "matmul", "gemm",
@@ -71,48 +55,6 @@ def _compile(words: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
 
 _FLAG_PATTERNS = _compile(OPERATOR_WORDS) + _compile(LIBRARY_WORDS) + _compile(VENDOR_WORDS)
 
-LIMIT_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
-    # a ceiling or bound named as a thing
-    r"\b(memory|bandwidth|compute|latency|launch|issue|occupancy|overhead|io|hardware|dram|hbm)[- ](bound|limited)\b",
-    r"\b(that|this|the|a|your|its) bound\b", r"\bbound by\b",
-    r"\b(the|a|that|this|your|its|our|hard|real|true|practical) (\w+[- ])?limit\b", r"\blimit (is|was)\b",
-    r"\bceiling\b", r"\bpeak\b", r"\broofline\b", r"\bfloor\b", r"\bsaturat\w*", r"\btheoretical\b",
-    r"\bthe hardware\b", r"\b(?<!sub)optimal\b", r"\bdiminishing returns\b", r"\bunavoidable\b",
-    r"\b(best|fastest) (possible|achievable)\b", r"\bas fast as (it|this) (can|gets)\b", r"\bmaxed out\b",
-    r"\bimpossible\b",
-    # disputing a claim
-    r"\bare you sure\b", r"\bwho (says|said|decided|told)\b", r"\bprove\b", r"\bhow far (from|below|off)\b",
-    r"\bwhat would have to (be true|change|hold)\b", r"\bhow did you (measure|know|conclude)\b",
-    r"\b(measured|measure it|measure that) how\b", r"\bby what measurement\b",
-    r"\bwhy do you (think|believe|say)\b", r"\bcompared (with|to) what\b",
-    r"\b(cannot|can'?t|can not) (go|get|run) (any )?(faster|quicker|further)\b",
-    r"\b(cannot|can'?t|can not) be (made|done|improved|beaten)\b",
-)]
-INFORM_VERBS = ("use", "try", "add", "switch", "replace", "swap", "put", "enable", "pad", "unroll",
-                "double-buffer", "mark", "vectorize", "increase", "decrease", "raise", "lower", "apply",
-                "fuse", "prefetch", "inline", "move", "hoist", "precompute", "transpose", "interleave",
-                "launch", "split", "merge", "remove", "drop", "cache", "store")
-INFORM_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
-    r"^\s*(please\s+)?(" + "|".join(re.escape(v) for v in INFORM_VERBS) + r")\b",
-    r"\bhave you tried\b", r"\bdid you try\b", r"\byou (should|could|might|can) (use|try|add|keep|put|"
-    r"move|load|store|fuse|split|launch|replace|swap)\b", r"\bwhy not\b",
-    r"^\s*what about\b", r"^\s*how about\b", r"^\s*consider\b",
-    r"^[^?]*\b(can|could|lets you|let you|allows?|would let)\b[^?]*$",  # a statement of what a mechanism can do
-)]
-LAYER_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
-    r"\blayers?\b", r"\balgorithm\w*", r"\brecomput\w*", r"\breorder\w*", r"\barithmetic\b",
-    r"\blaunch\w*", r"\bgrid\b", r"\bwaves?\b", r"\boccupancy\b", r"\bdecompos\w*", r"\bsplit\w*",
-    r"\bblocks?\b", r"\bmemory\b", r"\bdata\b", r"\bmoved?\b", r"\bbytes?\b",
-    r"\bon[- ]chip\b", r"\bcache\w*", r"\blayout\b", r"\b(re)?loads?\b", r"\breloaded\b", r"\bstores?\b",
-    r"\bwritten back\b", r"\bregisters?\b", r"\bspill\w*", r"\binstructions?\b", r"\bschedul\w*",
-    r"\blatency\b", r"\bissued?\b", r"\bpipelin\w*", r"\bstages?\b", r"\boverlap\w*", r"\bloops?\b",
-    r"\border\b", r"\bsynchroni[sz]\w*", r"\bbarriers?\b", r"\block-?step\b", r"\bstalls?\b",
-    r"\bcompiler\b", r"\bgenerated\b", r"\bemitted\b", r"\bassembly\b", r"\bdisassembl\w*",
-    r"\bsass\b", r"\bptx\b", r"\bcompiled\b", r"\btiming\w*", r"\bmeasur\w*", r"\bprofil\w*",
-    r"\bhost\b", r"\binner loop\b",
-)]
-
-
 def operator_words(text: str) -> list[str]:
     """Operator, library and vendor-specific words in `text`, lowercased, in order of first use."""
     found: list[tuple[int, str]] = []
@@ -126,17 +68,6 @@ def operator_words(text: str) -> list[str]:
             if word not in words:
                 words.append(word)
     return words
-
-
-def rule_kind(text: str) -> str:
-    """The kind of a question by the documented rules above."""
-    if any(p.search(text) for p in LIMIT_PATTERNS):
-        return "reject_limit"
-    if any(p.search(text) for p in INFORM_PATTERNS):
-        return "inform"
-    if any(p.search(text) for p in LAYER_PATTERNS):
-        return "layer_shift"
-    return "other"
 
 
 @dataclass
