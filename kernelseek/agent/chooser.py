@@ -5,12 +5,14 @@ worker's last words, the harness's last report (correct or not, its geomean, whi
 fast), and the claimed limit if there is one. From it come a few coarse *features*:
 
     point:<decision point>                        e.g. point:claimed_limit
-    claim:<area>                                  memory, compute, launch, compiler or other (claim:none)
+    claim:<area>                                  memory, compute, launch, compiler or other (claim:none);
+                                                  from the claiming clause, else the worker's words around it
     report:<state>                                incorrect, below_baseline, above_baseline or none
     report:uneven_groups                          the slowest group is below 0.8x the fastest
 
-The contextual policy (`kernelseek.bank.policy.offer`) scores every fitting question for these features
-and offers the K best (`chooser_offer`, default 4). Then:
+The contextual policy (`kernelseek.bank.policy.offer`: Thompson sampling per situation, with a prior from
+the question's kind; a question that presupposes a claim only where one of its area was heard) scores
+every fitting question for these features and offers the K best (`chooser_offer`, default 4). Then:
 
 - with a chooser model — `--chooser-model NAME`, else the worker's own model when the worker is a real
   litellm model (not `scripted/...`, not an external CLI) — the model is shown the situation and the K
@@ -44,12 +46,15 @@ _GROUP = re.compile(r"^\s*group (\S+): ([0-9.]+)x", re.MULTILINE)
 _GEOMEAN = re.compile(r"geomean speedup over \S+ ([0-9.]+)x")
 
 
-def claim_area(sentence: str | None) -> str:
+def claim_area(sentence: str | None, context: str = "") -> str:
+    """The area of a claimed limit: from the claiming clause, else from the words around it ("Every byte
+    crosses the bus once; this cannot be pushed further." is a memory claim); "none" without a claim."""
     if not sentence:
         return "none"
-    for area, pattern in CLAIM_AREAS:
-        if re.search(pattern, sentence, re.IGNORECASE):
-            return area
+    for text in (sentence, context):
+        for area, pattern in CLAIM_AREAS:
+            if re.search(pattern, text or "", re.IGNORECASE):
+                return area
     return "other"
 
 
@@ -74,7 +79,7 @@ class Situation:
 
     @property
     def features(self) -> list[str]:
-        features = [f"point:{self.decision_point}", f"claim:{claim_area(self.claimed_limit)}"]
+        features = [f"point:{self.decision_point}", f"claim:{claim_area(self.claimed_limit, self.worker_words[-600:])}"]
         correct, speedup, groups = self.facts.get("correct"), self.facts.get("speedup"), self.facts.get("groups") or {}
         if correct is None:
             features.append("report:none")

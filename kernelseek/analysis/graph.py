@@ -130,6 +130,21 @@ class RunAnalysis:
         return max((e["step"] for e in self.events), default=0)
 
     @property
+    def worker(self) -> str:
+        """The worker as the run recorded it: a litellm model, `scripted/<file>`, or a CLI command."""
+        return str(self.start.get("worker") or "")
+
+    @property
+    def scripted(self) -> bool:
+        """A scripted worker replays fixed replies: its run shows the machinery working, not a model's gains."""
+        return self.worker.startswith("scripted/")
+
+    @property
+    def fork(self) -> dict[str, Any] | None:
+        fork = self.start.get("fork")
+        return fork if isinstance(fork, dict) else None
+
+    @property
     def large_gains(self) -> list[Gain]:
         return [g for g in self.gains if g.large]
 
@@ -171,15 +186,32 @@ def run_id_of(path: Path, events: list[dict[str, Any]]) -> str:
     return path.parent.name
 
 
+def fork_base(events: list[dict[str, Any]]) -> Candidate | None:
+    """A fork's starting point as a candidate: the parent's best at the fork point (a fork's trace starts
+    there and holds none of the parent's evaluations), so that a fork's first new best is a gain over it."""
+    start = next((e for e in events if e["type"] == "run_start"), None)
+    fork = (start or {}).get("fork")
+    speedup = fork.get("best_speedup") if isinstance(fork, dict) else None
+    if not isinstance(speedup, int | float) or isinstance(speedup, bool) or speedup <= 0:
+        return None
+    return Candidate(id=FORK_POINT, seq=start["seq"], step=start["step"], parent=None, correct=True, best=True,
+                     speedup=float(speedup), report=None)
+
+
+FORK_POINT = "(fork point)"
+
+
 def analyze_events(events: list[dict[str, Any]], *, run_id: str = "run", path: Path | None = None,
                    threshold: float = DEFAULT_LARGE, k: int = DEFAULT_K,
                    success: float = DEFAULT_SUCCESS, model: str | None = None) -> RunAnalysis:
     cands = candidates(events)
+    base = fork_base(events)
+    judged = [base, *cands] if base else cands  # what gains are measured against (the fork point counts)
     ask_events = question_events(events)
     ask_seqs = [e["seq"] for e in ask_events]
     asks: dict[int, Ask] = {}
     for event in ask_events:
-        scored = score_question(cands, event["seq"], k=k, success=success, until=next_seq(ask_seqs, event["seq"]))
+        scored = score_question(judged, event["seq"], k=k, success=success, until=next_seq(ask_seqs, event["seq"]))
         asks[event["seq"]] = Ask(
             seq=event["seq"], step=event["step"], time=str(event.get("time", "")),
             text=" ".join(str(event.get("text", "")).split()), kind=_kind_of(event, model),
@@ -187,9 +219,11 @@ def analyze_events(events: list[dict[str, Any]], *, run_id: str = "run", path: P
             decision_point=str(event.get("decision_point")), before=scored.before, after=scored.after,
             gain=scored.gain, chooser=_chooser_of(event))
     gains = []
-    for event in gain_events(cands):
+    for event in gain_events(judged):
+        if event.candidate is base:
+            continue
         large = event.ratio is not None and event.ratio >= threshold - 1e-9
-        qseq = attribute(event, ask_seqs, cands, k) if large else None
+        qseq = attribute(event, ask_seqs, judged, k) if large else None
         if qseq is not None:
             asks[qseq].large_gains.append(event.candidate.id)
         gains.append(Gain(candidate=event.candidate.id, seq=event.candidate.seq, step=event.candidate.step,
@@ -277,8 +311,22 @@ def kind_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
         gains = [a.gain for a in asks if a.gain is not None]
         rows.append({"kind": kind, "asked": len(asks),
                      "large_gains": sum(len(a.large_gains) for a in asks),
-                     "mean_gain_after": round(sum(gains) / len(gains), 4) if gains else None})
+                     "mean_gain_after": round(sum(gains) / len(gains), 4) if gains else None,
+                     "workers": workers_of([run for run in analyses if any(a.kind == kind for a in run.asks)])})
     return rows
+
+
+def worker_label(run: RunAnalysis) -> str:
+    return "scripted" if run.scripted else (run.worker or "unknown")
+
+
+def workers_of(analyses: list[RunAnalysis]) -> str:
+    """Who worked in these runs, for a table's column: "scripted", a model's name, or "2 scripted, 1 x"."""
+    labels = [worker_label(run) for run in analyses]
+    counts = {label: labels.count(label) for label in dict.fromkeys(labels)}
+    if len(counts) <= 1:
+        return next(iter(counts), "-")
+    return ", ".join(f"{n} {label}" for label, n in counts.items())
 
 
 def chooser_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
@@ -288,7 +336,8 @@ def chooser_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
         asks = [a for run in analyses for a in run.asks if a.chooser == chooser]
         gains = [a.gain for a in asks if a.gain is not None]
         rows.append({"chooser": chooser, "asked": len(asks), "large_gains": sum(len(a.large_gains) for a in asks),
-                     "mean_gain_after": round(sum(gains) / len(gains), 4) if gains else None})
+                     "mean_gain_after": round(sum(gains) / len(gains), 4) if gains else None,
+                     "workers": workers_of([run for run in analyses if any(a.chooser == chooser for a in run.asks)])})
     return rows
 
 
@@ -297,7 +346,7 @@ def run_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
     rows = []
     for run in analyses:
         best = run.best
-        rows.append({"run": run.run_id, "mode": run.start.get("mode"), "steps": run.steps,
+        rows.append({"run": run.run_id, "worker": worker_label(run), "mode": run.start.get("mode"), "steps": run.steps,
                      "evaluations": run.evaluations, "wrong": run.wrong, "model_calls": run.model_calls,
                      "tool_calls": run.tool_calls, "questions": len(run.asks),
                      "large_gains": len(run.large_gains),
@@ -315,7 +364,7 @@ def gains_table(analyses: list[RunAnalysis]) -> list[dict[str, Any]]:
         asks = {a.seq: a for a in run.asks}
         for gain in run.large_gains:
             ask = asks.get(gain.question_seq) if gain.question_seq is not None else None
-            rows.append({"run": run.run_id, "candidate": gain.candidate, "step": gain.step,
+            rows.append({"run": run.run_id, "worker": worker_label(run), "candidate": gain.candidate, "step": gain.step,
                          "speedup": round(gain.speedup, 4), "ratio": round(gain.ratio or 0, 4),
                          "question_kind": ask.kind if ask else None, "question": ask.text if ask else None})
     return rows

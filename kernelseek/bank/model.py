@@ -14,6 +14,9 @@ A bank file (`bank/seed.yaml`, `bank/learned-<name>.yaml`) is a mapping:
           - {source: session, session: RUN_ID, message: EVENT_KEY, seq: 12, step: 4,
              decision_point: plateau, original: "the human's words"}
         flags: []                   # operator-specific words found and not rewritten (optional)
+        claims: [memory]            # the claim it presupposes ("You called it memory-bound"): asked only at a
+                                    #   claimed_limit whose claim is of that area (memory | compute | launch |
+                                    #   compiler | other), or of any area with [any]; absent: needs no claim
         outcomes:                   # what followed it in the sessions it was learned from (optional)
           asked: 2                  #   times asked, times scored (a correct candidate existed before),
           scored: 2                 #   times a gain of at least X followed within K evaluations,
@@ -84,12 +87,15 @@ class Question:
     flags: list[str] = field(default_factory=list)
     outcomes: dict[str, Any] = field(default_factory=dict)
     source: str = ""  # the bank file it was loaded from (not written)
+    claims: list[str] = field(default_factory=list)  # the claim areas it presupposes ("any": a claim of any area)  # the bank file it was loaded from (not written)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "text": self.text, "kind": self.kind,
                                 "fits": list(self.fits), "provenance": [dict(p) for p in self.provenance]}
         if self.flags:
             data["flags"] = list(self.flags)
+        if self.claims:
+            data["claims"] = list(self.claims)
         if self.outcomes:
             data["outcomes"] = dict(self.outcomes)
         return data
@@ -162,7 +168,8 @@ def parse_bank(data: Any, path: Path) -> BankFile:
         result.append(Question(id=entry["id"], text=" ".join(entry["text"].split()), kind=entry["kind"],
                                fits=list(entry["fits"]), provenance=list(entry.get("provenance") or []),
                                flags=list(entry.get("flags") or []),
-                               outcomes=dict(entry.get("outcomes") or {}), source=path.name))
+                               outcomes=dict(entry.get("outcomes") or {}), source=path.name,
+                               claims=list(entry.get("claims") or [])))
     merged = data.get("merged") or {}
     for qid, entry in merged.items():
         if problem := schema.merged_problem(entry):

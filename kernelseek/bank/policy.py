@@ -13,13 +13,23 @@
    questions that preceded gains are exploited.
 3. Deterministic: the random generator is seeded from (seed, decision point, the ids asked so far), so
    the same run state always gets the same question, including after a resume.
-4. Contextual (when the situation's features are given, `kernelseek.agent.chooser`): besides the
-   question's own posterior, each (question, feature) pair — e.g. (rl-how-far, claim:memory),
-   (ls-launch-cost, report:uneven_groups) — has a Beta(1 + successes, 1 + failures) posterior from the
-   recorded outcomes of that question asked in situations with that feature (a run records each bank
-   question's features in stats.json); the question's score is the mean of one draw from each, so a
-   question that preceded gains in situations like this one is preferred. `offer` returns the K best
-   scores (what a chooser model picks from); the policy alone asks the first.
+4. Contextual (when the situation's features are given, `kernelseek.agent.chooser`): the *situation* is
+   (decision point, the claimed limit's area, the last report's state), read from features such as
+   `point:claimed_limit`, `claim:memory`, `report:below_baseline`. A question that presupposes a claim
+   (`claims` in the bank: "You called it memory-bound") is eligible only at a claimed limit of an area it
+   names (or of any area with [any]): never when nothing was claimed. Each question's posterior is
+   Beta(prior + evidence):
+   - the prior comes from its kind and the decision point (KIND_PRIOR; see `prior` for its weight): the
+     method's claim that questions moving to another layer or rejecting a claimed limit precede the large
+     gains, so at a claimed limit a reject_limit question starts ahead of an inform one, and a memory claim
+     and a launch claim already differ through the questions each admits;
+   - outcomes recorded in this exact situation count fully; outcomes of the same question in another
+     known situation count POOL (a quarter) each, so they inform but never drown the situation's own
+     record; outcomes with no recorded situation (older runs, the human sessions a question was learned
+     from) count fully everywhere.
+   One draw per question (Thompson sampling); `offer` returns the K best (what a chooser model picks
+   from); the policy alone asks the first. A question that won 10 of 10 in one situation is asked there
+   nearly every time, and elsewhere only as its pooled record earns.
 """
 
 from __future__ import annotations
@@ -48,8 +58,43 @@ from kernelseek.trace import DECISION_POINTS, read_trace, trace_path
 DEFAULT_RECENT = 3
 
 
+# prior mean of "a gain follows" by decision point and kind (the method's claim; see the module docstring)
+KIND_PRIOR: dict[str, dict[str, float]] = {
+    "claimed_limit": {"reject_limit": 0.55, "layer_shift": 0.40, "inform": 0.15, "other": 0.10},
+    "done": {"layer_shift": 0.45, "reject_limit": 0.35, "inform": 0.15, "other": 0.10},
+    "plateau": {"layer_shift": 0.45, "reject_limit": 0.30, "inform": 0.20, "other": 0.10},
+    "failing": {"other": 0.35, "layer_shift": 0.30, "inform": 0.20, "reject_limit": 0.15},
+    "no_evaluation": {"other": 0.40, "layer_shift": 0.25, "inform": 0.15, "reject_limit": 0.15},
+}
+PRIOR_WEIGHT = 6.0  # an untried question's prior is worth this many outcomes; it fades as its own record grows
+PRIOR_FADE = 2.0    # ... halving after this many of its own outcomes
+POOL = 0.25         # the weight of one outcome of the question recorded in another situation
+
+
+def prior(kind: str, decision_point: str, evidence: float = 0.0) -> tuple[float, float]:
+    """Beta pseudo-counts of the kind prior for a question with `evidence` outcomes of its own. The weight
+    is PRIOR_WEIGHT / (1 + evidence / PRIOR_FADE): firm while a question is untried, so that twenty untried
+    questions do not out-draw one with a record of gains, and fading as the record grows, so that a
+    question's own outcomes are not dragged toward its kind's mean."""
+    mean = KIND_PRIOR.get(decision_point, {}).get(kind, 0.25)
+    weight = PRIOR_WEIGHT / (1.0 + evidence / PRIOR_FADE)
+    return mean * weight, (1 - mean) * weight
+
+
+def situation_key(features: list[str] | tuple[str, ...]) -> tuple[str, str, str] | None:
+    """(decision point, claim area, report state) from a situation's features; None if no point is named."""
+    by_prefix: dict[str, str] = {}
+    for feature in features:
+        prefix, _, value = str(feature).partition(":")
+        if prefix in ("point", "claim") or (prefix == "report" and value != "uneven_groups"):
+            by_prefix.setdefault(prefix, value)
+    if "point" not in by_prefix:
+        return None
+    return by_prefix["point"], by_prefix.get("claim", "none"), by_prefix.get("report", "none")
+
+
 def posterior(question: Question, stats: dict[str, dict[str, Any]]) -> tuple[float, float]:
-    """Beta parameters (alpha, beta) for a question from its learned and recorded outcomes."""
+    """Beta parameters (alpha, beta) for a question from its learned and recorded outcomes, with a flat prior."""
     successes = failures = 0
     for source in (question.outcomes, stats.get(question.id, {})):
         scored = int(source.get("scored") or 0)
@@ -59,11 +104,24 @@ def posterior(question: Question, stats: dict[str, dict[str, Any]]) -> tuple[flo
     return 1.0 + successes, 1.0 + failures
 
 
-def eligible(questions: list[Question], decision_point: str, asked: list[str], recent: int) -> list[Question]:
+def fits_the_claim(question: Question, decision_point: str, area: str | None) -> bool:
+    """Whether a question's presupposed claim (`claims`) was made: only at a claimed limit, of a named area
+    (`area` None: unknown, any area passes)."""
+    if not question.claims:
+        return True
+    if decision_point != "claimed_limit" or area == "none":
+        return False
+    return area is None or "any" in question.claims or area in question.claims
+
+
+def eligible(questions: list[Question], decision_point: str, asked: list[str], recent: int,
+             area: str | None = None) -> list[Question]:
     fitting = [q for q in questions if decision_point in q.fits]
     if not fitting:
         raise BankError(f"the bank has no question that fits the decision point '{decision_point}'; "
                         "add one whose 'fits' names it.")
+    fitting = [q for q in fitting if fits_the_claim(q, decision_point, area)] or \
+        [q for q in fitting if not q.claims] or fitting
     clean = [q for q in fitting if not q.flags] or fitting
     recent_ids = set(asked[-recent:]) if recent > 0 else set()
     for exclude in (recent_ids, set(asked[-1:])):
@@ -79,41 +137,71 @@ def _rng(seed: int, decision_point: str, asked: list[str]) -> random.Random:
 
 
 FeatureStats = dict[tuple[str, str], dict[str, int]]
+SituationStats = dict[tuple[str, tuple[str, str, str] | None], dict[str, int]]
 
 
 def feature_stats(data: dict[str, Any]) -> FeatureStats:
     """(bank id, situation feature) -> {scored, successes} over the recorded runs' outcomes."""
     totals: FeatureStats = {}
-    for run in data.get("runs", {}).values():
-        for outcome in run.get("outcomes", []):
-            gain = outcome.get("gain")
-            if not isinstance(gain, int | float) or isinstance(gain, bool):
-                continue
-            for feature in outcome.get("features") or []:
-                entry = totals.setdefault((outcome["id"], str(feature)), {"scored": 0, "successes": 0})
-                entry["scored"] += 1
-                entry["successes"] += bool(outcome.get("success"))
+    for outcome in _scored_outcomes(data):
+        for feature in outcome.get("features") or []:
+            entry = totals.setdefault((outcome["id"], str(feature)), {"scored": 0, "successes": 0})
+            entry["scored"] += 1
+            entry["successes"] += bool(outcome.get("success"))
     return totals
+
+
+def situation_stats(data: dict[str, Any]) -> SituationStats:
+    """(bank id, situation key or None when unrecorded) -> {scored, successes} over the recorded outcomes."""
+    totals: SituationStats = {}
+    for outcome in _scored_outcomes(data):
+        key = situation_key(outcome.get("features") or [])
+        entry = totals.setdefault((outcome["id"], key), {"scored": 0, "successes": 0})
+        entry["scored"] += 1
+        entry["successes"] += bool(outcome.get("success"))
+    return totals
+
+
+def _scored_outcomes(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [outcome for run in data.get("runs", {}).values() for outcome in run.get("outcomes", [])
+            if isinstance(outcome.get("gain"), int | float) and not isinstance(outcome.get("gain"), bool)]
+
+
+def situational_posterior(question: Question, decision_point: str, situation: tuple[str, str, str] | None,
+                          by_situation: SituationStats) -> tuple[float, float]:
+    """Beta(alpha, beta) of a gain following `question` in `situation`: the kind prior, this situation's
+    outcomes in full, other known situations' at POOL, unrecorded ones (and learned ones) in full."""
+    wins = float(question.outcomes.get("successes") or 0)
+    losses = max(float(question.outcomes.get("scored") or 0) - wins, 0.0)
+    for (qid, key), counts in by_situation.items():
+        if qid != question.id:
+            continue
+        weight = 1.0 if key is None or situation is None or key == situation else POOL
+        won = counts.get("successes", 0)
+        wins += weight * won
+        losses += weight * max(counts.get("scored", 0) - won, 0)
+    alpha, beta = prior(question.kind, decision_point, wins + losses)
+    return alpha + wins, beta + losses
 
 
 def rank(questions: list[Question], stats: dict[str, dict[str, Any]], decision_point: str, asked: list[str], *,
          seed: int, recent: int = DEFAULT_RECENT, features: tuple[str, ...] | list[str] = (),
-         by_feature: FeatureStats | None = None) -> list[tuple[float, Question]]:
-    """The eligible questions with their sampled scores, best first."""
+         by_situation: SituationStats | None = None) -> list[tuple[float, Question]]:
+    """The eligible questions with their sampled scores, best first. With `by_situation` (the recorded
+    outcomes by situation) the posterior is the situational one; without, the question's overall record
+    under a flat prior (`stats`, aggregated per question)."""
     if decision_point not in DECISION_POINTS:
         raise BankError(f"the decision point '{decision_point}' is unknown; use one of "
                         f"{', '.join(DECISION_POINTS)}.")
-    pool = sorted(eligible(questions, decision_point, list(asked), recent), key=lambda q: q.id)
+    situation = situation_key([f"point:{decision_point}", *features]) if features else None
+    area = situation[1] if situation else (None if decision_point == "claimed_limit" else "none")
+    pool = sorted(eligible(questions, decision_point, list(asked), recent, area), key=lambda q: q.id)
     rng = _rng(seed, decision_point, list(asked))
-    by_feature = by_feature or {}
     scored = []
     for q in pool:
-        draws = [rng.betavariate(*posterior(q, stats))]
-        for feature in features:
-            counts = by_feature.get((q.id, feature), {})
-            wins, n = int(counts.get("successes", 0)), int(counts.get("scored", 0))
-            draws.append(rng.betavariate(1.0 + wins, 1.0 + max(n - wins, 0)))
-        scored.append((sum(draws) / len(draws), q))
+        params = situational_posterior(q, decision_point, situation, by_situation) if by_situation is not None \
+            else posterior(q, stats)
+        scored.append((rng.betavariate(*params), q))
     return sorted(scored, key=lambda d: (d[0], d[1].id), reverse=True)
 
 
@@ -130,7 +218,7 @@ def offer(decision_point: str, asked: list[str], *, seed: int, k: int, features:
     questions = load_bank(bank_dir)
     data = load_stats(stats) if use_stats else {"runs": {}}
     ranked = rank(questions, aggregate_stats(data), decision_point, list(asked), seed=seed, recent=recent,
-                  features=list(features), by_feature=feature_stats(data))
+                  features=list(features), by_situation=situation_stats(data))
     return [{"id": q.id, "text": q.text, "kind": q.kind, "fits": list(q.fits), "source": q.source,
              "score": round(score, 4)} for score, q in ranked[:max(k, 1)]]
 

@@ -16,6 +16,8 @@ from kernelseek import validation
 from kernelseek.trace import DECISION_POINTS, QUESTION_KINDS
 
 ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+# the areas of a claimed limit (kernelseek.agent.chooser.claim_area), and "any"
+CLAIM_AREAS = ("any", "memory", "compute", "launch", "compiler", "other")
 DecisionPoint = Literal[DECISION_POINTS]  # type: ignore[valid-type]
 # a count or a ratio: finite and not negative (NaN and infinities would poison the policy's means)
 Amount = Annotated[int, Field(ge=0, strict=True)] | Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
@@ -47,6 +49,7 @@ class BankEntry(_Closed):
     provenance: list[Provenance] = []
     flags: list[Annotated[str, Field(strict=True)]] = []
     outcomes: Outcomes = Outcomes()
+    claims: list[Literal[CLAIM_AREAS]] = []  # type: ignore[valid-type]
 
 
 class MergedEntry(_Closed):

@@ -42,8 +42,11 @@ def analyze_command(
 
     Prints the totals (human messages, questions by source, tool calls, evaluations, wrong candidates),
     the per-kind table, the runs with their plateau step (the last step that improved the best by at least
-    the threshold), each large gain with its question, and one verdict line: "every large gain followed a
-    layer-shift or reject-limit question: holds" (or "fails", naming the gains that break it).
+    the threshold), each large gain with its question, and one verdict line that says how sure it is: the
+    counts, 95% intervals and a one-sided permutation test of "a large gain followed layer-shift and
+    reject-limit questions more often than inform ones"; "insufficient evidence" below 5 large gains;
+    "holds" / "fails" (naming the gains that break it) otherwise. Forks (same prefix, a different question)
+    are the causal evidence and decide where present. A scripted worker is named in the tables and the verdict.
 
         kernelseek trace analyze ~/.local/share/kernelseek/runs | cat
         kernelseek trace analyze RUN_A RUN_B --json | jq .verdict

@@ -103,7 +103,8 @@ def test_a_scripted_chooser_model_is_offered_the_fitting_questions_and_picks_one
     outcome, = next(iter(load_stats(tmp_path / "stats.json")["runs"].values()))["outcomes"]
     assert outcome["id"] == question["bank_id"] and "claim:memory" in outcome["features"]
     data = json.loads(invoke(["trace", "analyze", str(run), "--json"]).output)
-    assert data["choosers"] == [{"chooser": f"model:{chooser}", "asked": 1, "large_gains": 0, "mean_gain_after": None}]
+    assert data["choosers"] == [{"chooser": f"model:{chooser}", "asked": 1, "large_gains": 0, "mean_gain_after": None,
+                                 "workers": "scripted"}]
 
 
 def test_without_a_chooser_the_contextual_policy_picks(tmp_path, monkeypatch):
@@ -117,3 +118,33 @@ def test_an_unusable_chooser_reply_falls_back_to_the_policy(tmp_path, monkeypatc
     _, question = _session(tmp_path, monkeypatch, "fallback", "--chooser-model", chooser)
     assert question["chooser"] == POLICY and question["bank_id"] == question["offered"][0]
     assert "not the JSON asked for, so the policy chose" in question["reason"]
+
+
+def test_a_memory_limit_claimed_in_words_no_rule_quotes_gets_a_reject_limit_question(tmp_path, monkeypatch):
+    """The loop end to end: the worker claims a memory limit in its own words (no rule holds "stream at what
+    the HBM can physically sustain" or "nothing more to win"); the questioner hears the claim, reads it as a
+    memory claim, and asks a question that rejects the limit, not one that only informs."""
+    from kernelseek.agent.claims import CUES
+
+    words = "The loads stream at what the HBM can physically sustain, so there is nothing more to win here."
+    assert not any(phrase in c.pattern for c in CUES for phrase in ("physically sustain", "more to win", "stream at"))
+    monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
+    worker = script(tmp_path / "worker.json", [{"content": words}, {"content": "Counting the bytes again."}])
+    runs = tmp_path / "runs"
+    result = invoke(["run", "rmsnorm_cpu", "--model", worker, "--mode", "auto", "--no-judge-start", "--max-steps", "2",
+                     "--runs-dir", str(runs), "--run-id", "unquoted"])
+    assert result.exit_code == 0, result.output
+    decision, = events(runs / "unquoted", "decision_point")
+    question, = events(runs / "unquoted", "question")
+    assert decision["kind"] == "claimed_limit" and decision["detail"] == words
+    assert "claim:memory" in question["features"]
+    assert question["question_kind"] == "reject_limit", question["text"]
+    assert question["step"] == decision["step"]
+    # one scripted run is no evidence for the method: trace analyze says so, and names the worker scripted
+    analysed = invoke(["trace", "analyze", str(runs / "unquoted")])
+    assert analysed.exit_code == 0, analysed.output
+    verdict = next(line for line in analysed.output.splitlines() if line.startswith("verdict: "))
+    assert "insufficient evidence (0 large gain(s) in 1 run(s), fewer than the 5 a verdict needs" in verdict
+    assert "the worker is scripted" in verdict
+    data = json.loads(invoke(["trace", "analyze", str(runs / "unquoted"), "--json"]).output)
+    assert data["runs"][0]["worker"] == "scripted" and data["verdict"]["status"] == "insufficient evidence"

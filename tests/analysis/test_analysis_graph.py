@@ -17,10 +17,10 @@ SESSIONS = Path(__file__).parents[1] / "fixtures" / "sessions"
 A, B = SESSIONS / "session-a", SESSIONS / "session-b"
 
 EXPECTED_KINDS = [
-    {"kind": "layer_shift", "asked": 5, "large_gains": 4, "mean_gain_after": 1.1601},
-    {"kind": "reject_limit", "asked": 5, "large_gains": 3, "mean_gain_after": 1.1841},
-    {"kind": "inform", "asked": 4, "large_gains": 0, "mean_gain_after": 1.0068},
-    {"kind": "other", "asked": 5, "large_gains": 0, "mean_gain_after": 1.0057},
+    {"kind": "layer_shift", "asked": 5, "large_gains": 4, "mean_gain_after": 1.1601, "workers": "scripted"},
+    {"kind": "reject_limit", "asked": 5, "large_gains": 3, "mean_gain_after": 1.1841, "workers": "scripted"},
+    {"kind": "inform", "asked": 4, "large_gains": 0, "mean_gain_after": 1.0068, "workers": "scripted"},
+    {"kind": "other", "asked": 5, "large_gains": 0, "mean_gain_after": 1.0057, "workers": "scripted"},
 ]
 EXPECTED_GAINS = [  # (run, candidate, ratio, kind of the question it is attributed to)
     ("session-a", "c2", 1.4286, "reject_limit"), ("session-a", "c8", 1.3115, "reject_limit"),
@@ -35,7 +35,7 @@ def test_the_attribution_table():
     assert kind_table(runs) == EXPECTED_KINDS
     assert [(g["run"], g["candidate"], g["ratio"], g["question_kind"]) for g in gains_table(runs)] == EXPECTED_GAINS
     rows = {r["run"]: r for r in run_table(runs)}
-    assert rows["session-a"] == {"run": "session-a", "mode": "human", "steps": 13, "evaluations": 14, "wrong": 2,
+    assert rows["session-a"] == {"run": "session-a", "worker": "scripted", "mode": "human", "steps": 13, "evaluations": 14, "wrong": 2,
                                  "model_calls": 13, "tool_calls": 29, "questions": 9, "large_gains": 4,
                                  "attributed": 4, "plateau_step": 12, "best_speedup": 1.06, "cost_usd": 0.16}
     assert (rows["session-b"]["evaluations"], rows["session-b"]["wrong"], rows["session-b"]["attributed"]) == (16, 2, 3)
@@ -81,10 +81,19 @@ def test_the_claim_totals_plateau_steps_and_verdict_match_the_fixtures():
     judged = verdict(runs)
     assert judged.holds is False and judged.line.startswith(f"{CLAIM}: fails (1 of 8 large gains: session-b c14")
     assert [(b["run"], b["candidate"], b["question_kind"]) for b in judged.breaking] == [("session-b", "c14", None)]
-    assert verdict([runs[0]]).line == f"{CLAIM}: holds (4 large gain(s))"
+    # 8 large gains: enough for a verdict, with its counts, intervals and test, and the worker named scripted
+    assert "7 of 8 large gains after one (95% interval of the share" in judged.line
+    assert "a large gain followed 7/10 layer-shift or reject-limit questions (0.70, 95% interval 0.39-0.91)" in judged.line
+    assert "and 0/4 inform questions (0.00, 95% interval 0.00-0.44)" in judged.line
+    assert "difference +0.70 (95% interval +0.16 to +0.87), one-sided permutation test p = 0.035" in judged.line
+    assert "the worker is scripted" in judged.line and judged.evidence["scripted_runs"] == 2
+    # one run's 4 large gains are fewer than a verdict needs, whatever they followed
+    one = verdict([runs[0]])
+    assert one.holds is None and one.status == "insufficient evidence"
+    assert one.line.startswith(f"{CLAIM}: insufficient evidence (4 large gain(s) in 1 run(s), fewer than the 5")
     # with a window of 10, c14 follows the claimed-limit question (reject_limit): the claim holds
     assert verdict([analyze_run(A, k=10), analyze_run(B, k=10)]).holds is True
-    assert "cannot be judged" in verdict([analyze_run(A, threshold=2.0)]).line
+    assert "insufficient evidence (0 large gain(s)" in verdict([analyze_run(A, threshold=2.0)]).line
 
 
 def test_cli_analyze_prints_the_totals_and_the_verdict():
@@ -108,8 +117,10 @@ def test_analyze_with_a_model_classifies_unrecorded_kinds(tmp_path, monkeypatch)
     result = CliRunner().invoke(app, ["trace", "analyze", str(A), "--json", "--model", f"scripted/{model}"])
     data = json.loads(result.output)
     assert data["classifier"] == f"model:scripted/{model}" and data["kinds"][2] == {
-        "kind": "inform", "asked": 9, "large_gains": 4, "mean_gain_after": data["kinds"][2]["mean_gain_after"]}
-    assert data["verdict"]["holds"] is False  # gains after inform questions break the claim
+        "kind": "inform", "asked": 9, "large_gains": 4, "mean_gain_after": data["kinds"][2]["mean_gain_after"],
+        "workers": "scripted"}
+    # gains after inform questions break the claim, but one run's 4 large gains are too few for a verdict
+    assert data["verdict"]["status"] == "insufficient evidence" and len(data["verdict"]["breaking"]) == 4
     graph_module._model_kind.cache_clear()
 
 

@@ -206,3 +206,73 @@ def test_runs_ending_at_the_same_time_all_get_recorded(tmp_path):
         pool.map(_record, [(str(run), str(bank)) for run in runs])
     assert sorted(load_stats(bank)["runs"]) == [f"r{i}" for i in range(8)]
     assert aggregate_stats(load_stats(bank))["a"]["successes"] == 8
+
+
+# --- the bank applied by situation -------------------------------------------------------------------
+
+MEMORY_CLAIM = ["point:claimed_limit", "claim:memory", "report:below_baseline"]
+LAUNCH_CLAIM = ["point:claimed_limit", "claim:launch", "report:below_baseline"]
+
+
+def situational_stats(path: Path, qid: str, features: list[str], wins: int, losses: int = 0) -> Path:
+    runs = {f"run-{i}": {"outcomes": [{"id": qid, "seq": 1, "gain": 1.3 if i < wins else 1.0, "success": i < wins,
+                                       "features": features}]} for i in range(wins + losses)}
+    path.write_text(json.dumps({"version": 1, "runs": runs}))
+    return path
+
+
+def top_picks(point: str, features: list[str], bank: Path, stats: Path | None, n: int = 200) -> collections.Counter:
+    from kernelseek.bank.policy import offer
+
+    return collections.Counter(offer(point, [], seed=s, k=1, features=features, bank_dir=bank, stats=stats,
+                                     use_stats=stats is not None)[0]["id"] for s in range(n))
+
+
+def test_a_question_that_keeps_paying_in_a_situation_is_chosen_there_most_of_the_time(seed_bank, tmp_path):
+    from kernelseek.bank.model import load_bank
+
+    # an inform question, the kind the prior puts last at a claimed limit, won 10 of 10 after memory claims
+    winner = next(q.id for q in load_bank(seed_bank) if q.kind == "inform" and "claimed_limit" in q.fits)
+    stats = situational_stats(tmp_path / "stats.json", winner, MEMORY_CLAIM, wins=10)
+    here = top_picks("claimed_limit", MEMORY_CLAIM, seed_bank, stats)
+    elsewhere = top_picks("claimed_limit", LAUNCH_CLAIM, seed_bank, stats)
+    without = top_picks("claimed_limit", MEMORY_CLAIM, seed_bank, None)
+    print(f"\n10 of 10 after memory claims: chosen {here[winner]}/200 there, {elsewhere[winner]}/200 after a launch "
+          f"claim, {without[winner]}/200 with no statistics")
+    assert here[winner] >= 120                      # most of the time in its situation
+    assert elsewhere[winner] < here[winner] / 2     # its record elsewhere counts only pooled
+    assert without[winner] <= 10
+
+
+def test_a_question_about_a_claim_is_never_asked_when_nothing_was_claimed(seed_bank):
+    from kernelseek.bank.model import load_bank
+    from kernelseek.bank.policy import offer
+
+    bank = {q.id: q for q in load_bank(seed_bank)}
+    about_a_claim = {qid for qid, q in bank.items() if q.claims}
+    assert {"rl-memory-bound", "rl-how-far"} <= about_a_claim
+    for point in ("done", "plateau", "failing", "no_evaluation"):
+        for seed in range(60):
+            offered = offer(point, [], seed=seed, k=50, features=[f"point:{point}", "claim:none"], bank_dir=seed_bank,
+                            use_stats=False)
+            assert not about_a_claim & {q["id"] for q in offered}, point
+            assert select_question(point, [], seed=seed, bank_dir=seed_bank)["id"] not in about_a_claim
+    # at a launch claim, "You called it memory-bound" is not asked; at a memory claim it may be
+    launch = {q["id"] for s in range(60) for q in offer("claimed_limit", [], seed=s, k=50, features=LAUNCH_CLAIM,
+                                                        bank_dir=seed_bank, use_stats=False)}
+    memory = {q["id"] for q in offer("claimed_limit", [], seed=1, k=50, features=MEMORY_CLAIM, bank_dir=seed_bank,
+                                     use_stats=False)}
+    assert "rl-memory-bound" not in launch and "rl-overhead-floor" in launch
+    assert "rl-memory-bound" in memory and "rl-overhead-floor" not in memory
+
+
+def test_without_statistics_the_kind_prior_puts_reject_limit_first_at_a_claimed_limit(seed_bank):
+    from kernelseek.bank.model import load_bank
+
+    kinds = {q.id: q.kind for q in load_bank(seed_bank)}
+    claimed = collections.Counter(kinds[i] for i in top_picks("claimed_limit", MEMORY_CLAIM, seed_bank, None).elements())
+    failing = collections.Counter(kinds[i] for i in top_picks("failing", ["point:failing", "claim:none",
+                                                                          "report:incorrect"], seed_bank, None).elements())
+    print(f"\nno statistics: at a memory claim {dict(claimed)}; at failing {dict(failing)}")
+    assert claimed["reject_limit"] > 100 and claimed["inform"] + claimed["other"] < 20
+    assert failing["reject_limit"] < failing["other"] + failing["layer_shift"]
