@@ -31,7 +31,8 @@ def init_project(folder: Path) -> list[Path]:
     source = package_root()
     task_src = source / TASKS / EXAMPLE_TASK
     seed_rel = load_task(task_src).seed
-    copies = [(source / "bank" / "seed.yaml", folder / "bank" / "seed.yaml")]
+    # the term map comes with the bank: without it `bank learn` in the project would generalise nothing
+    copies = [(source / "bank" / name, folder / "bank" / name) for name in ("seed.yaml", "terms.yaml")]
     copies += [(file, folder / TASKS / EXAMPLE_TASK / file.name) for file in sorted(task_src.iterdir())
                if file.is_file() and file.suffix in (".py", ".h", ".md")]
     copies.append((source / seed_rel, folder / seed_rel))

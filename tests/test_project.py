@@ -23,6 +23,11 @@ def test_init_lays_out_a_project_and_overwrites_nothing(tmp_path):
                  "kernels/seeds/rmsnorm_cpu.cpp", "README.md"):
         assert (folder / part).is_file(), part
     assert (folder / "bank/seed.yaml").read_text() == (REPO / "bank/seed.yaml").read_text()
+    # the term map too, so that `bank learn` in the project rewrites what it knows ("the SASS" and the like)
+    assert (folder / "bank/terms.yaml").read_text() == (REPO / "bank/terms.yaml").read_text()
+    from kernelseek.bank.terms import rewrite_terms
+
+    assert rewrite_terms("Look at the SASS.", bank_dir=folder / "bank")[0] == "Look at the compiled instructions."
     again = CliRunner().invoke(app, ["init", str(folder)])
     assert again.exit_code == 2 and "exists already" in again.output and "Traceback" not in again.output
 

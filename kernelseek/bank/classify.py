@@ -46,7 +46,7 @@ VENDOR_WORDS = (
     "ncu", "shfl", "__shfl_sync", "ex2.approx", "fp8", "nvfp4",
 )
 
-_PHRASE = r"(?<![A-Za-z0-9_]){}(?![A-Za-z0-9_])"
+_PHRASE = r"(?<![A-Za-z0-9_]){}(?:s|es)?(?![A-Za-z0-9_])"  # plurals too: "warpgroups", "tensor cores"
 
 
 def _compile(words: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
@@ -55,13 +55,26 @@ def _compile(words: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
 
 _FLAG_PATTERNS = _compile(OPERATOR_WORDS) + _compile(LIBRARY_WORDS) + _compile(VENDOR_WORDS)
 
+# sizes that tie a question to one shape: a head dimension ("d128", "hdim 64"), a tile ("128x64"), a number of
+# two or more digits ("128 rows"); flagged, since a bank question must fit any operator's shapes
+SHAPE_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+    r"(?<![A-Za-z0-9_])(d|hdim|headdim) ?\d+(?![A-Za-z0-9_])", r"(?<![A-Za-z0-9_.])\d+ ?[x×] ?\d+(?![A-Za-z0-9_])",
+    r"(?<![A-Za-z0-9_.x×])\d{2,}(?![A-Za-z0-9_x×])",
+)]
+
+
 def operator_words(text: str) -> list[str]:
-    """Operator, library and vendor-specific words in `text`, lowercased, in order of first use."""
+    """Operator, library and vendor-specific words (plurals included) and shape sizes ("d128", "128x128",
+    "256") in `text`, lowercased, in order of first use."""
     found: list[tuple[int, str]] = []
     for word, pattern in _FLAG_PATTERNS:
         match = pattern.search(text)
         if match:
             found.append((match.start(), word))
+    for pattern in SHAPE_PATTERNS:
+        for match in pattern.finditer(text):
+            if not any(start <= match.start() < start + len(word) for start, word in found):
+                found.append((match.start(), match.group(0).lower().replace(" ", "")))
     words: list[str] = []
     for _, word in sorted(found):
         if not any(word != other and word in other for _, other in found):  # "mma" inside "mma.sync"

@@ -45,5 +45,6 @@ def forks_experiment(config: Path, out: Path | None, parallel: int | None, ray_a
     for row in rows:
         table.add_row(*(escape(cell) for cell in row))
     console.print(table)
+    console.print(f"verdict: {escape(results['verdict']['line'])}", soft_wrap=True)
     console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
     end(jobs, missing, interrupted, what="fork", again="again to continue them")

@@ -214,12 +214,19 @@ class ForkMetrics:
     steps: int
     cost_usd: float
     end_reason: str | None
+    worker: str = ""                 # the fork's worker (the parent's): a model, scripted/<file>, or a command
+    plateau_step: int | None = None  # the fork's last step with a large gain over the best before it
+
+    @property
+    def scripted(self) -> bool:
+        return self.worker.startswith("scripted/")
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
 def fork_metrics(run_dir: Path, kind: str, repeat: int, k: int) -> ForkMetrics:
+    from kernelseek.analysis.graph import analyze_events
     from kernelseek.bank.outcomes import candidates
     from kernelseek.trace import read_trace
 
@@ -239,7 +246,8 @@ def fork_metrics(run_dir: Path, kind: str, repeat: int, k: int) -> ForkMetrics:
         gain=round(within / before, 4) if before and within else None,
         best=(end or {}).get("best_speedup"), evaluations=len(cands), wrong=sum(1 for c in cands if not c.correct),
         steps=steps, cost_usd=round(sum(float(e["cost_usd"] or 0) for e in events if e["type"] == "model_call"), 6),
-        end_reason=(end or {}).get("reason"))
+        end_reason=(end or {}).get("reason"), worker=str(start.get("worker") or ""),
+        plateau_step=analyze_events(events, run_id=run_dir.name, k=k).plateau_step)
 
 
 def collect_forks(experiment: ForksExperiment, jobs: list[Any]) -> tuple[list[ForkMetrics], list[str]]:

@@ -2,7 +2,13 @@
 
 One row per (decision point, question kind), then one per kind over all chosen decision points: forks
 finished, the gain within K evaluations (median [min–max] over the repeats: the spread), how many forks
-gained at all, the best at the end, evaluations and wrong candidates."""
+gained at all and how many gained by the large-gain threshold, the plateau step (median), the best at the
+end, evaluations, wrong candidates and the worker ("scripted" when its replies were fixed in advance).
+
+Then the causal verdict (`kernelseek.analysis.evidence`): the forks share their prefix and differ only in
+the question, so "a large gain followed more of the layer-shift and reject-limit forks than of the inform
+forks" is tested on them directly: counts, 95% intervals, the difference's interval and a one-sided exact
+permutation test, and "insufficient evidence" below the stated number of large gains."""
 
 from __future__ import annotations
 
@@ -17,6 +23,38 @@ from kernelseek.experiment.forks import ForkMetrics, ForksExperiment
 from kernelseek.experiment.report import COLOURS, fmt, markdown
 
 
+def large(fork: ForkMetrics) -> bool:
+    from kernelseek.bank.outcomes import DEFAULT_LARGE
+
+    return fork.gain is not None and fork.gain >= DEFAULT_LARGE - 1e-9
+
+
+def worker_of(forks: list[ForkMetrics]) -> str:
+    labels = sorted({"scripted" if f.scripted else (f.worker or "unknown") for f in forks})
+    return ", ".join(labels) or "—"
+
+
+def causal_verdict(metrics: list[ForkMetrics]) -> dict[str, Any]:
+    """The forks' test of the method's claim: layer-shift/reject-limit forks against inform forks."""
+    from kernelseek.analysis.claim import CLAIM_KINDS
+    from kernelseek.analysis.evidence import MIN_LARGE_GAINS, Comparison
+
+    direction = [f for f in metrics if f.kind in CLAIM_KINDS]
+    inform = [f for f in metrics if f.kind == "inform"]
+    comparison = Comparison("layer-shift or reject-limit forks", sum(map(large, direction)), len(direction),
+                            "inform forks", sum(map(large, inform)), len(inform), sum(map(large, metrics)))
+    outcome = comparison.outcome()
+    size = f"{comparison.large_gains} fork(s) with a large gain of {len(metrics)}" + (
+        f", fewer than the {MIN_LARGE_GAINS} a verdict needs" if not comparison.enough else "")
+    scripted = [f for f in metrics if f.scripted]
+    note = (f" [{'the worker is' if len(scripted) == len(metrics) else f'{len(scripted)} forks have a'} scripted"
+            f"{'' if len(scripted) == len(metrics) else ' worker'}: its replies were fixed in advance, so this shows "
+            "the machinery, not what a model does]") if scripted else ""
+    line = (f"large gains follow layer-shift and reject-limit questions more than inform ones, by forks: {outcome} "
+            f"({size}; {comparison.sentence()}){note}")
+    return {"line": line, "outcome": outcome, **comparison.to_dict()}
+
+
 def summary(label_step: str, kind: str, forks: list[ForkMetrics]) -> dict[str, Any]:
     gains = [f.gain for f in forks if f.gain is not None]
     ends = [f.best for f in forks if f.best is not None]
@@ -26,7 +64,9 @@ def summary(label_step: str, kind: str, forks: list[ForkMetrics]) -> dict[str, A
 
     return {"step": label_step, "kind": kind, "forks": len(forks), "gain_median": median(gains),
             "gain_min": min(gains) if gains else None, "gain_max": max(gains) if gains else None,
-            "gained": sum(1 for g in gains if g > 1.0 + 1e-9), "scored": len(gains), "best_median": median(ends),
+            "gained": sum(1 for g in gains if g > 1.0 + 1e-9), "scored": len(gains), "large": sum(map(large, forks)),
+            "plateau_median": median([f.plateau_step for f in forks if f.plateau_step is not None]),
+            "worker": worker_of(forks), "best_median": median(ends),
             "evaluations_median": median([f.evaluations for f in forks]),
             "wrong_median": median([f.wrong for f in forks]),
             "questions": sorted({f.bank_id or f.question or "(none)" for f in forks})}
@@ -34,13 +74,15 @@ def summary(label_step: str, kind: str, forks: list[ForkMetrics]) -> dict[str, A
 
 def rows_of(summaries: list[dict[str, Any]], k: int) -> tuple[list[str], list[list[str]]]:
     head = ["decision point", "question kind", "forks", f"gain within {k} evaluations: median [min–max]",
-            "forks that gained", "best at the end (median)", "evaluations", "wrong", "questions asked"]
+            "forks that gained", "large gains", "plateau step (median)", "best at the end (median)", "evaluations",
+            "wrong", "worker", "questions asked"]
     rows = []
     for s in summaries:
         gain = f"{fmt(s['gain_median'])}x [{fmt(s['gain_min'])}–{fmt(s['gain_max'])}]" if s["gain_median"] else "—"
         rows.append([str(s["step"]), s["kind"], str(s["forks"]), gain, f"{s['gained']}/{s['scored']}",
+                     f"{s['large']}/{s['forks']}", fmt(s["plateau_median"], 1),
                      f"{fmt(s['best_median'])}x" if s["best_median"] else "—", fmt(s["evaluations_median"], 1),
-                     fmt(s["wrong_median"], 1), ", ".join(s["questions"])])
+                     fmt(s["wrong_median"], 1), s["worker"], ", ".join(s["questions"])])
     return head, rows
 
 
@@ -81,9 +123,9 @@ def write_forks_report(experiment: ForksExperiment, metrics: list[ForkMetrics], 
                "at": experiment.at, "kinds": experiment.kinds, "repeats": experiment.repeats,
                "within_evals": experiment.within_evals, "budgets": experiment.budgets, "mode": experiment.mode,
                "per_point": summaries, "per_kind": per_kind, "forks": [m.to_dict() for m in metrics],
-               "missing": missing or []}
+               "verdict": causal_verdict(metrics), "missing": missing or []}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "table.md").write_text(markdown(head, rows))
+    (out / "table.md").write_text(markdown(head, rows) + f"\nverdict: {results['verdict']['line']}\n")
     (out / "results.json").write_text(json.dumps(results, indent=1))
     plot_gains(metrics, experiment.kinds, out / "gains.png")
     image = base64.b64encode((out / "gains.png").read_bytes()).decode()
@@ -92,10 +134,11 @@ def write_forks_report(experiment: ForksExperiment, metrics: list[ForkMetrics], 
         return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in row) + "</tr>"
 
     fork_head = ["fork", "step", "kind", "question", "best at the fork", f"best within {experiment.within_evals}",
-                 "gain", "best at the end", "evaluations", "wrong", "steps", "dollars", "ended"]
+                 "gain", "plateau step", "best at the end", "evaluations", "wrong", "steps", "dollars", "worker", "ended"]
     fork_rows = [[m.run_id, str(m.step), m.kind, m.question or "(no question)", fmt(m.before), fmt(m.within),
-                  fmt(m.gain), fmt(m.best), str(m.evaluations), str(m.wrong), str(m.steps), f"${m.cost_usd:.4f}",
-                  m.end_reason or "not finished"] for m in metrics]
+                  fmt(m.gain), fmt(m.plateau_step), fmt(m.best), str(m.evaluations), str(m.wrong), str(m.steps),
+                  f"${m.cost_usd:.4f}", "scripted" if m.scripted else m.worker, m.end_reason or "not finished"]
+                 for m in metrics]
     note = (f"<p class=warn>Not finished: {html.escape(', '.join(missing))}. Run the experiment again to finish "
             "them.</p>") if missing else ""
     budgets = ", ".join(f"{k} {v}" for k, v in experiment.budgets.items())
@@ -112,6 +155,8 @@ same budget after the fork point ({html.escape(budgets)}); later decision points
 {experiment.within_evals} evaluations over the parent's best at the fork point; medians and [min–max] over the
 repeats.</p>
 {note}
+<h2>Verdict</h2>
+<p id="verdict">{html.escape(results["verdict"]["line"])}</p>
 <h2>Per decision point and question kind</h2>
 <table id="kinds">{cells(head, "th")}{"".join(cells(r, "td") for r in rows)}</table>
 <img id="gains" alt="gain per fork, by question kind" src="data:image/png;base64,{image}">

@@ -12,6 +12,8 @@ Per run:
                     coding CLI's own tool calls are not visible (its turns are `worker_command` tool_call events)
     questions       questions asked (question_steps: the steps they were asked at); decision_points reached
     hardware        what its judgements ran on, as the first judgement's report records it (not in the trace)
+    plateau_step    the last step whose candidate improved the best by the large-gain threshold (None: none did)
+    worker          the run's worker as its trace records it; `scripted` marks one that replays fixed replies
 A level is a speedup (level_basis "baseline") or a multiple of the run's starting speedup ("start").
 """
 
@@ -50,6 +52,12 @@ class RunMetrics:
     question_steps: list[int] = field(default_factory=list)
     reach: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     hardware: str | None = None
+    plateau_step: int | None = None
+    worker: str = ""
+
+    @property
+    def scripted(self) -> bool:
+        return self.worker.startswith("scripted/")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -113,7 +121,9 @@ def run_metrics(run_dir: str | Path, *, graph: str, repeat: int, seed: int, leve
         questions=sum(1 for e in events if e["type"] == "question"),
         decision_points=sum(1 for e in events if e["type"] == "decision_point"), curve=curve,
         question_steps=[e["step"] for e in events if e["type"] == "question"], reach=reach,
-        hardware=judged_on(run_dir))
+        hardware=judged_on(run_dir),
+        plateau_step=_plateau(events, run_dir.name),
+        worker=str(next((e.get("worker") for e in events if e["type"] == "run_start"), "") or ""))
 
 
 def judged_on(run_dir: Path) -> str | None:
@@ -130,6 +140,12 @@ def judged_on(run_dir: Path) -> str | None:
         if device:
             return describe_device(device)
     return None
+
+
+def _plateau(events: list[dict[str, Any]], run_id: str) -> int | None:
+    from kernelseek.analysis.graph import analyze_events
+
+    return analyze_events(events, run_id=run_id).plateau_step if events else None
 
 
 def _median(values: list[float]) -> float | None:
@@ -164,4 +180,6 @@ def graph_summary(graph: str, runs: list[RunMetrics], levels: list[float]) -> di
         "unpriced_calls": sum(r.unpriced_calls for r in done),
         "evaluations_total": sum(r.evaluations for r in done), "wrong_total": sum(r.wrong for r in done),
         "tool_calls_total": sum(r.tool_calls for r in done),
+        "plateau_median": _median([r.plateau_step for r in done if r.plateau_step is not None]),
+        "worker": ", ".join(sorted({"scripted" if r.scripted else (r.worker or "unknown") for r in runs})) or "—",
     }

@@ -43,7 +43,7 @@ def table_rows(summaries: list[dict[str, Any]], levels: list[float], basis: str)
     head = ["graph", "runs", "best speedup: median [min–max]"]
     for level in levels:
         head += [f"steps to {level:g}{unit}", f"$ to {level:g}{unit}"]
-    head += ["evaluations", "wrong", "tool calls", "questions", "steps", "dollars"]
+    head += ["plateau step", "evaluations", "wrong", "tool calls", "questions", "steps", "dollars", "worker"]
     rows = []
     for s in summaries:
         unpriced = s["unpriced_calls"] > 0
@@ -54,8 +54,9 @@ def table_rows(summaries: list[dict[str, Any]], levels: list[float], basis: str)
             r = s["reach"][level_key(level)]
             row += [f"{count(r['median_steps'])} ({r['reached']}/{r['of']})",
                     money(r["median_cost_usd"], unpriced, r["median_tokens"]) if r["reached"] else "—"]
-        row += [count(s["evaluations_median"]), count(s["wrong_median"]), count(s["tool_calls_median"]),
-                count(s["questions_median"]), count(s["steps_median"]), money(s["cost_usd_median"], unpriced, s["tokens_median"])]
+        row += [count(s.get("plateau_median")), count(s["evaluations_median"]), count(s["wrong_median"]),
+                count(s["tool_calls_median"]), count(s["questions_median"]), count(s["steps_median"]),
+                money(s["cost_usd_median"], unpriced, s["tokens_median"]), s.get("worker") or "—"]
         rows.append(row)
     return head, rows
 

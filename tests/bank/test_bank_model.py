@@ -262,3 +262,10 @@ def test_stats_as_the_runs_record_them_load_as_written(tmp_path):
     save_stats(data, tmp_path)
     assert load_stats(tmp_path) == data
     assert load_stats(tmp_path / "absent") == _stats({})
+
+
+def test_shapes_numbers_and_plurals_are_flagged():
+    assert operator_words("Use 128x128 tiles at d128.") == ["128x128", "d128"]
+    assert operator_words("Are the warpgroups balanced, and the tensor cores busy?") == ["warpgroup", "tensor cores"]
+    assert operator_words("Try a tile of 128 by 64.") == ["128", "64"]
+    assert operator_words("How far from the peak are you, in percent?") == []

@@ -97,8 +97,10 @@ def test_summary_table_and_page(tmp_path):
     results = write_report(experiment, runs, tmp_path / "out", missing=["tool_rich-r1", "tool_rich-r2"])
     assert [g["graph"] for g in results["graphs"]] == ["kernelseek", "tool_rich"]
     table = (tmp_path / "out" / "table.md").read_text()
-    assert "| kernelseek | 3/3 | 2.500x [2.000–3.000] | 3 (2/3) | $0.0300 | 1 | 0 | 1 | 1 | 5 | $0.0500 |" in table
-    assert "| tool_rich | 1/1 | 2.200x [2.200–2.200] | — (0/1) | — | 1 | 1 | 4 | 0 | 6 | $0.0600 |" in table
+    # the plateau step (median over the runs with a large gain: steps 2 and 4) and the worker are columns
+    assert s["plateau_median"] == 3 and s["worker"] == "w"
+    assert "| kernelseek | 3/3 | 2.500x [2.000–3.000] | 3 (2/3) | $0.0300 | 3 | 1 | 0 | 1 | 1 | 5 | $0.0500 | w |" in table
+    assert "| tool_rich | 1/1 | 2.200x [2.200–2.200] | — (0/1) | — | — | 1 | 1 | 4 | 0 | 6 | $0.0600 | w |" in table
     page = (tmp_path / "out" / "index.html").read_text()
     assert "2.500x [2.000–3.000]" in page and "Not finished: tool_rich-r1, tool_rich-r2" in page
     assert 'src="data:image/png;base64,' in page and (tmp_path / "out" / "curves.png").stat().st_size > 5000

@@ -211,6 +211,14 @@ def test_forks_experiment_table_and_page(world):
         assert fork["evaluations"] == len({e["candidate"] for e in trace if e["type"] == "evaluation"})
     table = (out / "table.md").read_text()
     assert "layer_shift" in table and "gain within 2 evaluations" in table
+    # the scripted worker is named in the table, the plateau step is a column, and three forks are too few
+    assert "plateau step (median)" in table and all(r["worker"] == "scripted" for r in rows.values())
+    assert results["verdict"]["outcome"] == "insufficient evidence" and "the worker is scripted" in table
+    assert "verdict: large gains follow layer-shift and reject-limit questions more than inform ones" in done.stdout
+    assert rows["layer_shift"]["plateau_median"] is not None and rows["inform"]["plateau_median"] is None
+    analysed = _cli(world, ["trace", "analyze", str(out)])  # the forks folder, as causal evidence
+    assert "by forks (same prefix, a different question): insufficient evidence" in analysed.stdout
+    assert "the worker is scripted" in analysed.stdout
     page = (out / "index.html").read_text()
     assert 'id="kinds"' in page and 'id="forks"' in page and "data:image/png;base64," in page
     again = _cli(world, ["experiment", str(config), "--out", str(out)])
