@@ -121,7 +121,10 @@ def eligible(questions: list[Question], decision_point: str, asked: list[str], r
         raise BankError(f"the bank has no question that fits the decision point '{decision_point}'; "
                         "add one whose 'fits' names it.")
     fitting = [q for q in fitting if fits_the_claim(q, decision_point, area)] or \
-        [q for q in fitting if not q.claims] or fitting
+        [q for q in fitting if not q.claims] or (fitting if decision_point == "claimed_limit" else [])
+    if not fitting:  # never a question about a claim when nothing was claimed
+        raise BankError(f"every question that fits the decision point '{decision_point}' presupposes a claimed "
+                        "limit, and none was claimed; add one without 'claims'.")
     clean = [q for q in fitting if not q.flags] or fitting
     recent_ids = set(asked[-recent:]) if recent > 0 else set()
     for exclude in (recent_ids, set(asked[-1:])):

@@ -181,5 +181,6 @@ def graph_summary(graph: str, runs: list[RunMetrics], levels: list[float]) -> di
         "evaluations_total": sum(r.evaluations for r in done), "wrong_total": sum(r.wrong for r in done),
         "tool_calls_total": sum(r.tool_calls for r in done),
         "plateau_median": _median([r.plateau_step for r in done if r.plateau_step is not None]),
-        "worker": ", ".join(sorted({"scripted" if r.scripted else (r.worker or "unknown") for r in runs})) or "—",
+        # who worked, from the traces ("scripted" for replayed replies); the report adds `worker`, the provenance
+        "workers": ", ".join(sorted({"scripted" if r.scripted else (r.worker or "unknown") for r in runs})) or "—",
     }

@@ -56,7 +56,7 @@ def table_rows(summaries: list[dict[str, Any]], levels: list[float], basis: str)
                     money(r["median_cost_usd"], unpriced, r["median_tokens"]) if r["reached"] else "—"]
         row += [count(s.get("plateau_median")), count(s["evaluations_median"]), count(s["wrong_median"]),
                 count(s["tool_calls_median"]), count(s["questions_median"]), count(s["steps_median"]),
-                money(s["cost_usd_median"], unpriced, s["tokens_median"]), s.get("worker") or "—"]
+                money(s["cost_usd_median"], unpriced, s["tokens_median"]), str(s.get("workers") or "—")]
         rows.append(row)
     return head, rows
 

@@ -83,7 +83,7 @@ def test_cpu_demo_experiment_killed_then_finished(tmp_path):
     results = json.loads((out / "results.json").read_text())
     table, page = (out / "table.md").read_text(), (out / "index.html").read_text()
     assert results["missing"] == [] and [g["graph"] for g in results["graphs"]] == list(GRAPHS)
-    assert all(g["worker"] == "scripted" for g in results["graphs"])  # the table names the scripted worker
+    assert all(g["workers"] == "scripted" for g in results["graphs"])  # the table names the scripted worker
     assert "| plateau step |" in table and table.count("| scripted |") == len(GRAPHS)
     for g, events in traces.items():
         end = events[-1]

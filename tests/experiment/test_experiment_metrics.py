@@ -98,7 +98,7 @@ def test_summary_table_and_page(tmp_path):
     assert [g["graph"] for g in results["graphs"]] == ["kernelseek", "tool_rich"]
     table = (tmp_path / "out" / "table.md").read_text()
     # the plateau step (median over the runs with a large gain: steps 2 and 4) and the worker are columns
-    assert s["plateau_median"] == 3 and s["worker"] == "w"
+    assert s["plateau_median"] == 3 and s["workers"] == "w"
     assert "| kernelseek | 3/3 | 2.500x [2.000–3.000] | 3 (2/3) | $0.0300 | 3 | 1 | 0 | 1 | 1 | 5 | $0.0500 | w |" in table
     assert "| tool_rich | 1/1 | 2.200x [2.200–2.200] | — (0/1) | — | — | 1 | 1 | 4 | 0 | 6 | $0.0600 | w |" in table
     page = (tmp_path / "out" / "index.html").read_text()
