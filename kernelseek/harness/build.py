@@ -273,7 +273,7 @@ def _build(folder: Path, source: Path, text: bytes, source_sha: str, arch: str, 
     staged.write_bytes(text)
     try:
         command = [compiler, *target["flags"], "-c", "-o", str(partial["kernel.o"]), str(staged)]
-        log = _compile(command, source, staged)
+        log = _compile(command, source, staged, arch)
         try:
             violations = guard.check_object(partial["kernel.o"], str(source))
         except RuntimeError as error:
@@ -281,7 +281,7 @@ def _build(folder: Path, source: Path, text: bytes, source_sha: str, arch: str, 
         if violations:
             raise BuildError("guard: " + "; ".join(map(str, violations)))
         log += _compile([compiler, *target["link"], "-o", str(partial["kernel.so"]), str(partial["kernel.o"])],
-                        source, staged)
+                        source, staged, arch)
         try:
             violations = guard.check_library(partial["kernel.so"])
         except RuntimeError as error:
@@ -303,12 +303,29 @@ def _build(folder: Path, source: Path, text: bytes, source_sha: str, arch: str, 
     return result
 
 
-def _compile(command: list[str], source: Path, staged: Path) -> str:
+def _compile(command: list[str], source: Path, staged: Path, arch: str) -> str:
     proc = _run_tool(command, cwd=staged.parent)
     log = (proc.stdout + proc.stderr).replace(str(staged), str(source))
     if proc.returncode != 0:
-        raise BuildError(f"{source}: compilation failed:\n{_errors_first(log)}")
+        raise BuildError(_wrong_target(log, source, arch) or f"{source}: compilation failed:\n{_errors_first(log)}")
     return log
+
+
+# ptxas's words for an instruction or feature the target lacks, e.g. "Instruction 'wgmma.fence' not supported
+# on .target 'sm_100a'" or "Feature 'setmaxnreg' requires .target sm_90a": code written for another GPU.
+_UNSUPPORTED = re.compile(r"(?:Instruction|Feature) '([^']+)' (?:not supported on \.target|requires \.target)")
+
+
+def _wrong_target(log: str, source: Path, arch: str) -> str | None:
+    """One sentence for a kernel whose code is for another architecture (instead of a page of ptxas lines
+    repeating it), naming what the target lacks and the other targets to build for; None for other errors."""
+    names = list(dict.fromkeys(match.split()[0] for match in _UNSUPPORTED.findall(log)))
+    if not names:
+        return None
+    others = [a for a, t in TARGETS.items() if a != arch and t["compiler"] == TARGETS[arch]["compiler"]]
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return (f"{source} does not build for {arch}: it uses instructions that {arch} does not have ({shown}), "
+            f"so it is written for another architecture; build it for {' or '.join(others) or 'its own'} instead.")
 
 
 def _errors_first(log: str, limit: int = 4000) -> str:
