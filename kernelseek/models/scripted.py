@@ -2,6 +2,9 @@
 
     kernelseek run TASK --model scripted/path/to/script.yaml
 
+A relative path that is not there is looked for in the project and then in the package, as tasks are
+(`scripted/evals/examples/first_run.yaml`, the README's first run, works from any folder).
+
 The script (YAML or JSON) is a list of replies, or {"replies": [...]}; each reply is
 
     content: "what the model says"            # optional
@@ -58,8 +61,21 @@ class ScriptError(ValueError):
     pass
 
 
-def load_script(path: str | Path) -> list[dict[str, Any]]:
-    path = Path(path)
+def script_path(name: str | Path) -> Path:
+    """The script a model name `scripted/<name>` means: the path as given, else (a relative one that is not
+    there) the project's or the package's file of that path, as tasks are found (kernelseek/project.py), so
+    `scripted/evals/examples/first_run.yaml` works from the checkout and from an installed wheel alike."""
+    path = Path(name)
+    if path.is_file() or path.is_absolute():
+        return path
+    from kernelseek.project import find
+
+    found = find(path)
+    return found if found is not None and found.is_file() else path
+
+
+def load_script(name: str | Path) -> list[dict[str, Any]]:
+    path = script_path(name)
     if not path.is_file():
         raise ScriptError(f"{path}: no such model script; the model name is scripted/<path of a YAML or JSON script>.")
     text = path.read_text()
@@ -76,7 +92,7 @@ def load_script(path: str | Path) -> list[dict[str, Any]]:
                           "'replies'.")
     for branch in branches:
         _check_replies(path, branch.get("replies"), f"the branch '{branch['contains']}': ")
-    _BRANCHES[str(path)] = branches
+    _BRANCHES[str(Path(name))] = branches
     return replies
 
 
