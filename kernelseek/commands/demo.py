@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import typer
@@ -11,7 +12,7 @@ from kernelseek.commands.errors import fail
 from kernelseek.commands.judgement_view import console, print_judgement
 from kernelseek.harness.build import BuildError, build_kernel
 from kernelseek.harness.device import gpu_problem
-from kernelseek.harness.judge import judge
+from kernelseek.harness.judge import Judgement, judge
 from kernelseek.harness.task import load_task, seed_kernel
 
 SHIPPED = {"sm90": "kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu",
@@ -54,8 +55,24 @@ def demo_command(full: bool = typer.Option(False, "--full", help="The full suite
     cpu_task = load_task("rmsnorm_cpu")
     verdict = judge(cpu_task.folder, seed_kernel(cpu_task), "cpu", quick=not full, out=out)
     print_judgement(verdict)
+    noise = noise_line(verdict)
+    if noise:
+        console.print(noise)
     raise typer.Exit(0 if verdict.correct else 1)
 
 
 def register(app: typer.Typer, **_: typer.Typer) -> None:
     app.command("demo")(demo_command)
+
+
+def noise_line(verdict: Judgement) -> str | None:
+    """How far this reading can be trusted, from the judge's own trials: per scenario the spread of the
+    speedup is the candidate's (p90 - p10) / median plus the baseline's (as `kernelseek compare` bands it).
+    A CPU shared with other work swings far more than a GPU's graph replays, so its headline says so."""
+    bands = [sum(float(s["spread"].get(k) or 0) for k in ("candidate", verdict.baseline))
+             for s in verdict.suite_results() if isinstance(s.get("spread"), dict)]
+    if not bands:
+        return None
+    return (f"noise: each scenario's speedup spread over its trials by {statistics.median(bands):.0%} (median; "
+            f"up to {max(bands):.0%}; (p90 - p10) / median, the kernel's plus {verdict.baseline}'s), so this "
+            "headline is a rough reading: on a busy CPU the same command can read far from it.")
