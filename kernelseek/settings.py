@@ -206,8 +206,7 @@ class RunRequest(Configuration):
     the kernel and the arch left to the task's defaults, where the run's folder goes.
     `kernelseek.agent.make_run` turns it into the run's Configuration and its folder."""
 
-    task: str = Field(description="Task folder, or a task's name: the project's here, else the package's (e.g. "
-                      "rmsnorm_cpu).")
+    task: str = Field(description="Task folder, or a task's name: the project's here, else the package's.")
     kernel: str = Field("", description="The kernel the run starts from (default: the task's seed).")
     arch: str = Field("", description="Target: sm90, sm100 or cpu (default: the task's first).")
     runs_dir: str | None = Field(None, description="Where runs live (default: $KERNELSEEK_RUNS, else "

@@ -1,8 +1,8 @@
 """`kernelseek/` knows no operator: what is operator-specific (names, shapes, baselines, the libraries a
-kernel may not use) lives in the task folders under evals/tasks. Two places are left out of the scan, on
+kernel may not use) lives in the task folders under evals/tasks. Three places are left out of the scan, on
 purpose: `kernelseek/bank/classify.py`, whose vocabulary of operator and library names is how it tells a
 question that only informs, `kernelseek/commands/`, whose help examples name the shipped tasks, and
-`kernelseek/project.py`, whose `kernelseek init` copies the shipped example task by its name."""
+`kernelseek/scaffold.py`, whose `kernelseek init` copies the shipped example task by its name."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERIC = {"cpu", "fwd", "add", "sm90", "sm100"}  # parts of task names that name no operator
 KNOWN = {"attention", "flashattention", "softmax", "thunderkittens", "layernorm", "fa3", "fa4"}
 LEFT_OUT = (ROOT / "kernelseek" / "bank" / "classify.py", ROOT / "kernelseek" / "commands",
-            ROOT / "kernelseek" / "project.py")
+            ROOT / "kernelseek" / "scaffold.py")
 
 
 def operator_words() -> set[str]:
