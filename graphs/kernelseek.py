@@ -1,4 +1,4 @@
-"""The question-driven graph: worker, harness and questioner (DESIGN.md, "The shape").
+"""The question-driven graph: worker, harness and questioner (docs/design.md, "The shape").
 
 `graph` is compiled without a checkpointer for `langgraph dev` / Studio (which bring their own);
 `kernelseek run` calls `build(checkpointer=...)` with the run's SQLite checkpointer."""

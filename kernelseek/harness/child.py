@@ -12,7 +12,7 @@ The host reports only what cannot be seen from here (the entry point's status, i
 time is a claim: one below the physical floor (floors.py) fails the scenario. If the host dies or
 errs fatally, this process reports the scenario and exits; the parent goes on in a new pair.
 
-Per scenario (the rules of DESIGN.md, in order):
+Per scenario (the rules of docs/design.md, in order):
   1. check: fresh random inputs inside guard bands (canary.py), NaN-poisoned outputs, one call; status
      0, guard bands and inputs untouched, every element written, error against the float32 reference
      within the task's tolerance relative to the headline baseline's error on the same inputs (both

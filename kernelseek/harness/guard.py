@@ -20,7 +20,7 @@ not: host code can still read and write any memory of the process through raw po
 function pointer by scanning memory, or jump into the middle of an instruction; and a driver entry
 point fetched by name at run time (`cudaGetDriverEntryPoint`, which kernels need for TMA descriptors)
 is not seen here, so a driver call that loads a module from a file is refused only when imported.
-The harness's other layers narrow what such code could gain (DESIGN.md, the judge's rules):
+The harness's other layers narrow what such code could gain (docs/design.md, "The judge, sealed"):
 - verdicts: the candidate runs in a host process that holds only memory the checker allocated and
   maps too; the checker, which never loads the library, computes every reference, guard band and
   error from that memory itself. Rewriting the host's memory cannot make a wrong output pass.
