@@ -102,10 +102,13 @@ def test_cpu_demo_experiment_killed_then_finished(tmp_path):
         summary = next(s for s in results["graphs"] if s["graph"] == g)
         assert summary["best_speedup_median"] == end["best_speedup"] and summary["finished"] == 1
         best = f"{end['best_speedup']:.3f}x [{end['best_speedup']:.3f}–{end['best_speedup']:.3f}]"
+        header = next(line for line in table.splitlines() if line.startswith("| graph |"))
         row = next(line for line in table.splitlines() if line.startswith(f"| {g} |"))
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[:3] == [g, "1/1", best]
-        assert cells[-6:-1] == [str(expected[k]) for k in ("evaluations", "wrong", "tool_calls", "questions", "steps")]
+        cells = dict(zip((c.strip() for c in header.strip("|").split("|")),
+                         (c.strip() for c in row.strip("|").split("|")), strict=True))
+        assert list(cells.values())[:3] == [g, "1/1", best] and cells["worker"] == "scripted"
+        assert [cells[c] for c in ("evaluations", "wrong", "tool calls", "questions", "steps")] == \
+            [str(expected[k]) for k in ("evaluations", "wrong", "tool_calls", "questions", "steps")]
         assert f"<td>{best}</td>" in page and f"<td>{g}-r0</td>" in page
     start = next(e["speedup"] for e in traces["kernelseek"] if e["type"] == "evaluation" and e["best"] and e["candidate"] == 0)
     gains = [e for e in traces["kernelseek"] if e["type"] == "evaluation" and e["best"] and e["candidate"] != 0]
