@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from kernelseek.commands.errors import fail
 from kernelseek.commands.jobs_view import console, drive_jobs, end
@@ -101,16 +100,12 @@ def _prepare(config: Path, out: Path | None, parallel: int | None, report_only: 
 def _print_table(folder: Path) -> None:
     import json
 
-    results = json.loads((folder / "results.json").read_text())
+    from kernelseek.commands.output import print_rows
     from kernelseek.experiment.report import table_rows
 
+    results = json.loads((folder / "results.json").read_text())
     head, rows = table_rows(results["graphs"], results["levels"], results["level_basis"])
-    table = Table(title="per graph (medians over repeats)")
-    for column in head:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+    print_rows(console, "per graph (medians over repeats)", head, rows)
 
 
 def register(app: typer.Typer, **_: typer.Typer) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -24,8 +25,10 @@ def plain(value: Any) -> str:
 def print_rows(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
                wide: Sequence[str] = (), right: Sequence[str] = (), titled: bool = True) -> None:
     """The rows as a table on a terminal, else as TSV on stdout, its title on stderr (stdout holds the header
-    line and the rows alone). `wide` columns fold on a terminal; the others keep one line; `right` ones are
-    right-aligned; `titled=False` leaves the title out of a pipe (the caller has printed it)."""
+    line and the rows alone). `wide` columns wrap on a terminal; the others keep one line; `right` ones are
+    right-aligned; `titled=False` leaves the title out of a pipe (the caller has printed it). A terminal too
+    narrow for the table gets each row as a record instead: its short cells on one line, each wide cell
+    wrapped below it; no cell is ever cut."""
     if not console.is_terminal:
         if titled:
             note(console, title)
@@ -33,13 +36,45 @@ def print_rows(console: Console, title: str, columns: Sequence[str], rows: Seque
         for row in rows:
             print("\t".join(plain(cell) for cell in row))
         return
-    table = Table(title=Text(title))
-    for column in columns:
+    cells = [[plain(cell) for cell in row] for row in rows]
+    if not _table_fits(console.width, columns, cells, wide):
+        return _print_records(console, title, columns, cells, wide)
+    table = Table(title=Text(title), expand=bool(wide))
+    for index, column in enumerate(columns):
+        width = max([len(column)] + [len(row[index]) for row in cells])
         table.add_column(column, overflow="fold", no_wrap=column not in wide, ratio=1 if column in wide else None,
-                         min_width=24 if column in wide else None, justify="right" if column in right else "left")
-    for row in rows:
-        table.add_row(*(Text(plain(cell)) for cell in row))
+                         min_width=None if column in wide else width,
+                         justify="right" if column in right else "left")
+    for row in cells:
+        table.add_row(*(Text(cell) for cell in row))
     console.print(table)
+
+
+WIDE_MIN = 30  # a wrapped column narrower than this reads a word or two per line: the rows become records
+
+
+def _table_fits(width: int, columns: Sequence[str], cells: list[list[str]], wide: Sequence[str]) -> bool:
+    """Whether every short column keeps its widest cell and each wide one still gets WIDE_MIN characters
+    (a rich table's borders and padding take 3 characters a column and 1 more)."""
+    needed = 1 + sum(3 + (WIDE_MIN if column in wide else max([len(column)] + [len(row[i]) for row in cells]))
+                     for i, column in enumerate(columns))
+    return needed <= width
+
+
+def _print_records(console: Console, title: str, columns: Sequence[str], cells: list[list[str]],
+                   wide: Sequence[str]) -> None:
+    """Each row as `first-cell  column value  column value ...`, then its wide cells, indented and wrapped."""
+    console.print(Text(title, style="bold"))
+    short = [i for i, column in enumerate(columns) if column not in wide] or [0]
+    for row in cells:
+        head = Text(row[short[0]], style="bold")
+        for i in (i for i in short[1:] if row[i]):  # an empty cell says nothing
+            head.append(f"  {columns[i]} ", style="dim")
+            head.append(row[i])
+        console.print(head)
+        for i, column in enumerate(columns):
+            if column in wide and i not in short:
+                console.print(Padding(Text(row[i]), (0, 0, 0, 4), expand=False))
 
 
 def print_json(data: Any) -> None:
