@@ -12,7 +12,7 @@ from kernelseek.commands.errors import fail
 from kernelseek.commands.judging import (
     compile_report,
     first_arch,
-    infer_task,
+    resolve_tasks,
     report_paths,
     sanitize_only,
     sanitize_options,
@@ -92,7 +92,7 @@ def eval_command(kernels: Kernels, arch: Arch = None, task: Task = None, quick: 
     """
     check_options(kernels, arch, holdout, holdout_seed, parallel)
     outs = report_paths(kernels, out)
-    tasks = {kernel: task or infer_task(kernel) for kernel in kernels}
+    tasks = resolve_tasks(kernels, task)
     arch = arch or first_arch(tasks[kernels[0]])
     if (sanitize or sanitize_only_) and compile_only:
         fail("--sanitize runs the kernel, --compile-only does not: choose one.")

@@ -16,30 +16,38 @@ from kernelseek.commands.errors import fail
 from kernelseek.commands.judgement_view import console, print_sanitizer
 from kernelseek.harness.build import BuildError, build_kernel
 from kernelseek.harness.judge import Judgement, check_out_path, judge
-from kernelseek.harness.task import TaskError, load_task
+from kernelseek.harness.task import Task, TaskError, load_task
 
 
-def infer_task(kernel: Path) -> str:
-    """The task whose entry point the kernel defines."""
+def resolve_tasks(kernels: list[Path], task: str | None) -> dict[Path, Task]:
+    """Each kernel's task, loaded once and handed down: --task for all, else the task whose entry point
+    the kernel defines."""
+    if task is not None:
+        try:
+            named = load_task(task)
+        except TaskError as error:
+            fail(str(error))
+        return {kernel: named for kernel in kernels}
+    candidates = [load_task(folder) for folder in project.task_folders()]
+    return {kernel: infer_task(kernel, candidates) for kernel in kernels}
+
+
+def infer_task(kernel: Path, candidates: list[Task]) -> Task:
+    """The one task among `candidates` whose entry point the kernel defines."""
     text = kernel.read_text(errors="replace")
-    matches = []
-    for folder in project.task_folders():
-        task = load_task(folder)
-        if task.entry_point and task.entry_point in text:
-            matches.append(folder.name)
+    matches = [t for t in candidates if t.entry_point and t.entry_point in text]
     if len(matches) != 1:
-        found = "none" if not matches else ", ".join(matches)
+        found = "none" if not matches else ", ".join(t.folder.name for t in matches)
         fail(f"{kernel}: cannot tell which task this kernel is for (tasks whose entry point it names: {found}); "
              "pass --task NAME.")
     return matches[0]
 
 
-def first_arch(task: str | Path) -> str:
+def first_arch(task: Task) -> str:
     """The arch a command defaults to: the task's first (sm90 for the GPU tasks, cpu for rmsnorm_cpu)."""
-    try:
-        return load_task(task).archs[0]
-    except (TaskError, IndexError) as error:
-        fail(str(error) if isinstance(error, TaskError) else f"{task}: the task names no arch in its archs.")
+    if not task.archs:
+        fail(f"{task.folder}: the task names no arch in its archs.")
+    return task.archs[0]
 
 
 def report_paths(kernels: list[Path], out: Path | None) -> dict[Path, Path | None]:
@@ -59,11 +67,7 @@ def report_paths(kernels: list[Path], out: Path | None) -> dict[Path, Path | Non
     return {k: out / f"{k.stem}.json" for k in kernels}
 
 
-def compile_report(kernel: Path, arch: str, task_name: str, out: Path | None) -> None:
-    try:
-        loaded = load_task(task_name)
-    except TaskError as error:
-        fail(str(error))
+def compile_report(kernel: Path, arch: str, loaded: Task, out: Path | None) -> None:
     if arch not in loaded.archs:
         fail(f"{loaded.folder}: the task has no {arch} suite, so there is nothing to build for; "
              f"use --arch {' or '.join(loaded.archs)}.")
@@ -104,7 +108,7 @@ def sanitize_options(tools: str | None, timeout: float, logs: Path | None, arch:
     return {"tools": wanted, "timeout_s": timeout, "log_dir": str(logs) if logs else None}
 
 
-def sanitize_only(task_name: str, kernel: Path, arch: str, scenarios: str | None, options: dict,
+def sanitize_only(task: Task, kernel: Path, arch: str, scenarios: str | None, options: dict,
                   out: Path | None, logs_per_kernel: bool) -> bool:
     """The sanitizer gate alone on one kernel; prints its table, writes --out; returns whether it passed."""
     from kernelseek.harness.sanitize import sanitize as run_sanitizer
@@ -118,7 +122,7 @@ def sanitize_only(task_name: str, kernel: Path, arch: str, scenarios: str | None
         options = {**options, "log_dir": str(Path(options["log_dir"]) / kernel.stem)}
     with console.status(f"compute-sanitizer on {kernel}"):
         try:
-            report = run_sanitizer(task_name, kernel, arch, scenarios=scenarios, **options)
+            report = run_sanitizer(task, kernel, arch, scenarios=scenarios, **options)
         except (TaskError, BuildError, ValueError) as error:
             fail(str(error))
         except KeyboardInterrupt:

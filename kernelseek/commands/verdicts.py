@@ -18,12 +18,12 @@ from kernelseek.commands.errors import fail
 from kernelseek.commands.judgement_view import console, print_judgement, print_sanitizer, print_verdicts
 from kernelseek.commands.judging import judge_here
 from kernelseek.harness.judge import Judgement, check_out_path
-from kernelseek.harness.task import TaskError
+from kernelseek.harness.task import Task, TaskError
 
 errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def judge_arguments(tasks: dict[Path, str], arch: str, sanitizing: dict | None,
+def judge_arguments(tasks: dict[Path, Task], arch: str, sanitizing: dict | None,
                     **options: Any) -> Callable[[Path], dict[str, Any]]:
     """judge()'s arguments for each kernel; with several kernels each keeps its sanitizer logs apart."""
     command = "kernelseek " + " ".join(shlex.quote(a) for a in sys.argv[1:])

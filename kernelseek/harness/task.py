@@ -77,6 +77,11 @@ class Task:
 
     folder: Path = Path(".")
 
+    def __reduce__(self) -> tuple:
+        # A task's class lives in a module executed from its folder, which another process (a Ray worker)
+        # cannot import by name: it travels as its folder and is loaded again there.
+        return load_task, (str(self.folder),)
+
     # --- the suite -------------------------------------------------------------------------------
     def scenarios(self, arch: str) -> list[Scenario]:
         raise NotImplementedError
