@@ -13,6 +13,8 @@ from typing import Any
 PACKAGES = ("kernelseek", "torch", "langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite",
             "langgraph-checkpoint-postgres", "litellm", "networkx", "pydantic", "ray", "cuda-bindings")
 SCRIPTED_NOTE = "scripted: fixed replies replayed by kernelseek/models/scripted.py, not a model"
+# what every output of a run with a scripted worker says, so that a demo's numbers are never read as a model's work
+SCRIPTED_LABEL = "SCRIPTED worker: fixed replies, not a model"
 
 
 def worker(model: str | None, command: str | None) -> dict[str, Any]:
@@ -22,6 +24,11 @@ def worker(model: str | None, command: str | None) -> dict[str, Any]:
     if model and model.startswith("scripted/"):
         return {"kind": "scripted", "name": model, "note": SCRIPTED_NOTE}
     return {"kind": "model", "name": model}
+
+
+def scripted_label(model: str | None, command: str | None = None) -> str | None:
+    """SCRIPTED_LABEL for a run whose worker replays a script (`--model scripted/...`); None for any other."""
+    return SCRIPTED_LABEL if worker(model, command)["kind"] == "scripted" else None
 
 
 def describe(entry: dict[str, Any]) -> str:

@@ -43,6 +43,7 @@ from kernelseek.analysis.graph import (  # noqa: E402
     run_table,
 )
 from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_LARGE  # noqa: E402
+from kernelseek.provenance import SCRIPTED_LABEL  # noqa: E402
 
 KIND_COLOURS = {"layer_shift": "#1f77b4", "reject_limit": "#d62728", "inform": "#2ca02c", "other": "#7f7f7f"}
 PLOT_FILES = ("best_speedup.png", "scenarios.png", "cost.png")
@@ -299,7 +300,7 @@ def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]], css: str)
 
 STYLE = """body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
-th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
+th{background:#f3f3f3}.warn{background:#fff3cd;border:1px solid #e0b000;padding:6px 10px}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
 .kind-layer_shift{color:#1f77b4}.kind-reject_limit{color:#d62728}.kind-inform{color:#2ca02c}.kind-other{color:#7f7f7f}"""
 
 
@@ -322,7 +323,7 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
     summary = run_table([analysis])[0]
     facts = [("run", analysis.run_id), ("task", start.get("task")), ("kernel", start.get("kernel")),
              ("arch", start.get("arch")), ("baseline", baseline), ("mode", start.get("mode")),
-             ("worker", start.get("worker")),
+             ("worker", f"{start.get('worker')} ({SCRIPTED_LABEL})" if analysis.scripted else start.get("worker")),
              ("target", start.get("target")), ("best speedup", summary["best_speedup"]),
              ("best candidate", analysis.best.id if analysis.best else None), ("steps", summary["steps"]),
              ("evaluations", summary["evaluations"]), ("wrong candidates", summary["wrong"]),
@@ -354,6 +355,9 @@ def write_report(run: str | Path, out: str | Path | None = None, *, threshold: f
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>KernelSeek report: {html.escape(analysis.run_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>KernelSeek run {html.escape(analysis.run_id)}</h1>",
+        f'<p class="warn" data-worker="scripted"><b>{html.escape(SCRIPTED_LABEL)}</b>: its words and kernels were '
+        "fixed in advance, so this page shows the machinery working, not what a model does.</p>"
+        if analysis.scripted else "",
         f'<table class="summary">{fact_rows}</table>',
         f'<p class="verdict" data-verdict="{ {True: "holds", False: "fails", None: "unjudged"}[judged.holds] }">'
         f"<b>Verdict:</b> {html.escape(judged.line)}</p>",

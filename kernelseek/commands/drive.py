@@ -16,7 +16,7 @@ from kernelseek.commands.errors import fail
 console = Console()
 
 
-def _view(run_id: str, values: dict[str, Any]) -> Panel:
+def _view(run_id: str, values: dict[str, Any], scripted: str | None = None) -> Panel:
     best = values.get("best") or {}
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
@@ -31,7 +31,8 @@ def _view(run_id: str, values: dict[str, Any]) -> Panel:
             ("last question", values.get("last_question") or "-"), ("now", values.get("last_event", ""))]
     for name, value in rows:
         table.add_row(name, escape(value))
-    return Panel(table, title=f"kernelseek run {run_id}", expand=False)
+    return Panel(table, title=f"kernelseek run {escape(run_id)}" + (f" · {escape(scripted)}" if scripted else ""),
+                 expand=False)
 
 
 def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
@@ -39,15 +40,17 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
     from langgraph.types import Command
 
     from kernelseek.agent.context import RunContext
+    from kernelseek.agent.run_summary import label
 
-    config, context = run.thread(), RunContext.of(run)
+    config, context, scripted = run.thread(), RunContext.of(run), label(run.config)
     values = dict(graph.get_state(config).values or {}) or (dict(payload) if isinstance(payload, dict) else {})
     while True:
-        with Live(_view(run.id, values), console=console, refresh_per_second=4, transient=console.is_terminal) as live:
+        with Live(_view(run.id, values, scripted), console=console, refresh_per_second=4,
+                  transient=console.is_terminal) as live:
             for mode, chunk in graph.stream(payload, config, context=context, stream_mode=["updates", "custom"],
                                             durability="sync"):
                 if mode == "custom":  # the harness's progress while it judges
-                    live.update(_view(run.id, {**values, "last_event": chunk.get("judging", "")}))
+                    live.update(_view(run.id, {**values, "last_event": chunk.get("judging", "")}, scripted))
                     continue
                 for node, update in chunk.items():
                     if node == "__interrupt__" or not isinstance(update, dict):
@@ -55,7 +58,7 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
                     values.update(update)
                     if update.get("last_event"):
                         live.console.print(f"[dim]{node:>10}[/] {escape(update['last_event'])}")
-                    live.update(_view(run.id, values))
+                    live.update(_view(run.id, values, scripted))
         if not console.is_terminal:
             console.print()
         snapshot = graph.get_state(config)
@@ -89,20 +92,23 @@ def _ask_person(run: Any, context: dict[str, Any]) -> str:
 
 
 def finish(run: Any, values: dict[str, Any]) -> None:
+    from kernelseek.agent.run_summary import ended_line
+
     console.print()
-    best = values.get("best") or {}
-    speed = f"{best['speedup']:.3f}x (candidate {best['candidate']}, {run.dir / 'best'})" if best.get("speedup") else "none"
-    console.print(f"[bold]run {run.id} ended:[/] {escape(str(values.get('end_reason')))} · best {escape(speed)} · "
-                  f"{values.get('step', 0)} steps · {values.get('evals', 0)} evaluations · ${values.get('cost_usd', 0):.4f}")
+    head, rest = ended_line(run.id, values, run.dir / "best", run.config).split(": ", 1)
+    console.print(f"[bold]{escape(head)}:[/] {escape(rest)}")
     if values.get("bank_note"):
         console.print(f"[yellow]warning:[/] {escape(values['bank_note'])}")
     console.print(f"trace: kernelseek trace show {run.id}")
 
 
 def execute(run: Any, payload: Any) -> None:
+    from kernelseek.agent.run_summary import label
     from kernelseek.agent.worker import WorkerError
     from kernelseek.project import load_graph
 
+    if label(run.config):  # said before the run's first line, and again in its panel and its last line
+        console.print(f"[bold yellow]{escape(label(run.config))}[/]")
     try:
         with run.lock():
             with run.checkpointer() as saver:

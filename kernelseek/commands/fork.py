@@ -108,7 +108,10 @@ def _made(run: Any, parent: Any, point: Any, asked: dict[str, Any]) -> None:
 
 
 def _list(parent: Any, points: list[Any]) -> None:
-    table = Table(title=f"decision points of run {parent.id}")
+    from kernelseek.agent.run_summary import label
+
+    scripted = label(parent.config)
+    table = Table(title=f"decision points of run {escape(parent.id)}" + (f" ({escape(scripted)})" if scripted else ""))
     for column in ("step", "decision point", "detail", "asked"):
         table.add_column(column, overflow="fold")
     for point in points:

@@ -13,6 +13,7 @@ from kernelseek.bank.outcomes import DEFAULT_K, DEFAULT_LARGE
 from kernelseek.commands.analyze import K, Threshold
 from kernelseek.commands.bank import fail, resolve_run
 from kernelseek.commands.output import print_json
+from kernelseek.provenance import SCRIPTED_LABEL
 from kernelseek.trace import TraceError
 
 console = Console()
@@ -55,6 +56,8 @@ def report_command(
                     "verdict": judged.line, "holdout": held})
         return
     console.print(f"wrote {page} and its plots")
+    if analysis.scripted:
+        console.print(f"[bold yellow]{SCRIPTED_LABEL}[/]: this run shows the machinery, not a model's work")
     by_source = ", ".join(f"{n} {source}" for source, n in counted["questions_by_source"].items()) or "none"
     plateau = analysis.plateau_step if analysis.plateau_step is not None else "-"
     console.print(f"{counted['human_messages']} human messages, {counted['questions']} questions ({by_source}), "

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kernelseek.commands.errors import fail
 from kernelseek.commands.run import RunsDir
+from kernelseek.provenance import scripted_label
 
 console = Console()
 
@@ -71,8 +72,9 @@ def describe(e: dict[str, Any]) -> str:
             replaced = (fork.get("replaced") or {}).get("text")
             forked = (f"[bold yellow]FORK[/] of run {escape(str(fork.get('parent_run')))} at step {fork.get('step')}, "
                       "replacing " + (escape(f"“{replaced}”") if replaced else "no question") + " · ")
+        scripted = f" ({scripted_label(e['worker'])})" if scripted_label(e["worker"]) else ""
         return forked + escape(f"{Path(e['task']).name} from {Path(e['kernel']).name} on {e['arch']}, {e['mode']} mode, "
-                      f"worker {e['worker']}" + (f" (shell sandbox: {str(e['sandbox']).split(':')[0]})"
+                      f"worker {e['worker']}{scripted}" + (f" (shell sandbox: {str(e['sandbox']).split(':')[0]})"
                                                  if e.get("sandbox") else "") + ", " + (" or ".join(goals) or "no target"))
     if t == "model_call":
         calls = ", ".join(c["name"] for c in e["tool_calls"]) or "no tool call"
