@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kernelseek.commands.experiment import _print_table as print_table
 from kernelseek.experiment.config import load_experiment
 from kernelseek.experiment.report import write_report
 
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow  # draws the (empty) curves with matplotlib
 @pytest.mark.filterwarnings("error::UserWarning")  # an empty plot draws no legend rather than warning
-def test_results_name_each_graphs_worker_and_what_produced_them(tmp_path):
+def test_results_name_each_graphs_worker_and_what_produced_them(tmp_path, capsys):
     config = tmp_path / "exp.yaml"
     script = tmp_path / "s.json"
     script.write_text("[]")
@@ -35,10 +36,15 @@ def test_results_name_each_graphs_worker_and_what_produced_them(tmp_path):
     assert prov["packages"]["torch"] and prov["packages"]["langgraph"] and prov["packages"]["kernelseek"]
     assert json.loads((tmp_path / "out" / "results.json").read_text())["provenance"] == json.loads(json.dumps(prov))
     table = (tmp_path / "out" / "table.md").read_text()
-    assert table.startswith("**Scripted models** (kernelseek)")
+    assert table.startswith("**SCRIPTED models (kernelseek): their replies are fixed")
     assert "- tool_rich: model anthropic/claude-sonnet-4-5" in table and f"commit {head[:12]}" in table
     page = (tmp_path / "out" / "index.html").read_text()
-    assert "<b>Scripted models</b>" in page and 'id="provenance"' in page
+    assert "<b>SCRIPTED models (kernelseek): their replies" in page and 'id="provenance"' in page
+    capsys.readouterr()
+    print_table(tmp_path / "out")  # the terminal's table is headed by the same sentence (in a pipe: on stderr)
+    shown = capsys.readouterr()
+    assert shown.err.startswith("SCRIPTED models (kernelseek): their replies are fixed")
+    assert shown.out.startswith("graph\truns\t") and "SCRIPTED" not in shown.out
 
 
 def test_the_hardware_is_named_where_results_are_made_and_where_runs_were_judged(tmp_path):

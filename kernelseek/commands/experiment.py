@@ -100,10 +100,13 @@ def _prepare(config: Path, out: Path | None, parallel: int | None, report_only: 
 def _print_table(folder: Path) -> None:
     import json
 
-    from kernelseek.commands.output import print_rows
-    from kernelseek.experiment.report import table_rows
+    from kernelseek.commands.output import note, print_rows
+    from kernelseek.experiment.report import scripted_warning, table_rows
 
     results = json.loads((folder / "results.json").read_text())
+    warning = scripted_warning(results["provenance"]["scripted"])
+    if warning:  # above the table on a terminal, on stderr in a pipe (stdout keeps the rows alone)
+        note(console, warning)
     head, rows = table_rows(results["graphs"], results["levels"], results["level_basis"])
     print_rows(console, "per graph (medians over repeats)", head, rows)
 

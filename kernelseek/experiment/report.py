@@ -109,6 +109,13 @@ def _judged_on(runs: list[RunMetrics]) -> str:
     return "; ".join(f"{what} ({n} run{'s' if n != 1 else ''})" for what, n in seen.items())
 
 
+def scripted_warning(scripted: list[str]) -> str:
+    """The sentence that heads every table of an experiment whose named graphs have scripted workers (the
+    terminal's, table.md's and the page's), so that their numbers are never read as a model's; '' for none."""
+    return (f"SCRIPTED models ({', '.join(scripted)}): their replies are fixed, so no claim about the method "
+            "follows from these numbers.") if scripted else ""
+
+
 def write_report(experiment: Any, runs: list[RunMetrics], out: Path, *, missing: list[str] | None = None) -> dict:
     """Write table.md, results.json, curves.png and index.html under `out`; return the results."""
     graphs = [g.name for g in experiment.graphs]
@@ -131,8 +138,7 @@ def write_report(experiment: Any, runs: list[RunMetrics], out: Path, *, missing:
     here = describe(env["hardware"])
     judged = _judged_on(runs)
     hardware = f"Judged on {judged}; the report written on {here}." if judged else f"Written on {here}."
-    warning = (f"**Scripted models** ({', '.join(scripted)}): their replies are fixed, so no claim about the "
-               "method follows from these numbers.\n\n") if scripted else ""
+    warning = f"**{scripted_warning(scripted)}**\n\n" if scripted else ""
     table = warning + markdown(head, rows) + f"\nWorkers:\n{made_by}\n\nProduced by {built}.\n{hardware}\n"
     results = {"experiment": experiment.name, "config": str(experiment.path), "task": experiment.task,
                "arch": experiment.arch, "levels": experiment.levels, "level_basis": experiment.level_basis,
@@ -169,8 +175,7 @@ td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:right}} td:first-child
 <code>{html.escape(str(experiment.path))}</code>. Levels are {basis}. Medians over the finished repeats; steps and
 dollars to a level are over the repeats that reached it (reached/finished in brackets).</p>
 {note}
-{f'<p class=warn><b>Scripted models</b> ({html.escape(", ".join(scripted))}): their replies are fixed, so no claim '
- 'about the method follows from these numbers.</p>' if scripted else ''}
+{f'<p class=warn><b>{html.escape(scripted_warning(scripted))}</b></p>' if scripted else ''}
 <h2>Per graph</h2>
 <table id="graphs">{cells(head, "th")}{"".join(cells(r, "td") for r in rows)}</table>
 <h2>Best speedup over steps</h2>
