@@ -1,12 +1,14 @@
-"""The README's quick start, pasted as a newcomer would: its exact lines, in a fresh folder, with nothing of
-kernelseek on PATH until its own `export PATH=...` line. It must exit 0, and its output must show what the
-README says it shows: the run asks a question at the worker's claimed limit and ends, saying SCRIPTED; `trace
-show` has the decision point and the question; `fork --list` lists the point; the fork asks the other
-question and ends. The run's and the fork's records (trace, best kernel) must exist.
+"""The README's quick start, pasted as a newcomer would: its exact lines, in a clean clone of this checkout
+(an empty folder where there is no git checkout to clone), with nothing of kernelseek on PATH until its own
+`export PATH=...` line. It must exit 0, and its output must show what the README says it shows: the run asks
+a question at the worker's claimed limit and ends, saying SCRIPTED; `trace show` has the decision point and
+the question; `fork --list` lists the point; the fork asks the other question and ends. The run's and the
+fork's records (trace, best kernel) must exist.
 
 The set-up line (`bash setup.sh`) is the one line not run (minutes; CI runs it in .ci/run): its job, a venv
-with kernelseek installed, is the venv running this test, linked into the fresh folder as `.venv` so that
-the quick start's own PATH line finds the command there. HOME is a fresh folder too, so the runs, the build
+with kernelseek installed, is the venv running this test, linked into the clone as `.venv` so that the
+quick start's own PATH line finds the command there (its editable install runs this checkout's code; the
+task, the bank and the script come from the clone). HOME is a fresh folder too, so the runs, the build
 cache and the bank's statistics start empty, as on a new machine."""
 
 from __future__ import annotations
@@ -23,8 +25,17 @@ from pathlib import Path
 import pytest
 from test_readme_front_page import quick_start
 
+ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(sys.prefix)
 SCRIPTED = "SCRIPTED worker: fixed replies, not a model"
+
+
+def clean_clone(folder: Path) -> None:
+    """A clone of this checkout's committed files in `folder`, or (no git checkout here) an empty folder."""
+    if (ROOT / ".git").exists() and shutil.which("git"):
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(folder)], check=True, capture_output=True)
+    else:
+        folder.mkdir()
 
 
 def paste(lines: list[str], folder: Path, home: Path) -> tuple[int, dict[str, str]]:
@@ -45,9 +56,9 @@ def events(run: Path, kind: str) -> list[dict]:
 @pytest.mark.slow  # two judged runs of the CPU task: about a minute on a quiet machine
 @pytest.mark.skipif(not (VENV / "bin" / "kernelseek").is_file(), reason="needs a venv with the kernelseek command")
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the quick start's run is sandboxed: needs bubblewrap")
-def test_the_quick_start_pasted_in_a_fresh_folder_asks_at_a_decision_point_and_says_scripted(tmp_path):
-    folder, home = tmp_path / "newcomer", tmp_path / "home"
-    folder.mkdir()
+def test_the_quick_start_pasted_in_a_clean_clone_asks_at_a_decision_point_and_says_scripted(tmp_path):
+    folder, home = tmp_path / "kernelseek", tmp_path / "home"
+    clean_clone(folder)
     home.mkdir()
     (folder / ".venv").symlink_to(VENV)
     lines = quick_start()
