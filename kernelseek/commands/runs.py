@@ -13,6 +13,7 @@ from rich.tree import Tree
 from kernelseek.commands.drive import console
 from kernelseek.commands.errors import fail
 from kernelseek.commands.run import RunsDir
+from kernelseek.provenance import scripted_label
 
 
 def runs_command(
@@ -60,11 +61,13 @@ def _label(node: Any) -> str:
         events = read_trace(node.dir / "trace.jsonl")
     except TraceError:
         events = []
+    start = next((e for e in events if e["type"] == "run_start"), {})
     end = next((e for e in events if e["type"] == "run_end"), None)
     best = end["best_speedup"] if end else None
     state = f"ended: {end['reason']}, best {best:.3f}x" if end and best else \
         (f"ended: {end['reason']}" if end else "not ended")
-    label = f"[bold]{escape(node.dir.name)}[/] ({escape(state)})"
+    scripted = scripted_label(start.get("worker"))
+    label = f"[bold]{escape(node.dir.name)}[/] ({escape(state)})" + (f" [yellow]{escape(scripted)}[/]" if scripted else "")
     if node.fork:
         asked = (node.fork.get("question") or {}).get("text")
         replaced = (node.fork.get("replaced") or {}).get("text")

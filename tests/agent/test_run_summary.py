@@ -61,3 +61,17 @@ def test_the_report_of_a_scripted_run_says_so_at_its_top_and_a_models_does_not(t
     events[0]["worker"] = "anthropic/claude-sonnet-4-5"
     trace.write_text("".join(json.dumps(e) + "\n" for e in events))
     assert "SCRIPTED" not in write_report(tmp_path / "model-run", tmp_path / "model").read_text()
+
+
+def test_kernelseek_runs_labels_a_scripted_run_and_not_a_models(tmp_path):
+    from kernelseek.commands.runs import _label
+
+    run = tmp_path / "session-a"
+    shutil.copytree(SESSION_A, run)
+    node = SimpleNamespace(dir=run, fork=None, children=[])
+    assert _label(node).endswith("[yellow]SCRIPTED worker: fixed replies, not a model[/]")
+    trace = run / "trace.jsonl"
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    events[0]["worker"] = "anthropic/claude-sonnet-4-5"
+    trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert "SCRIPTED" not in _label(node) and _label(node).startswith("[bold]session-a[/] (ended: ")
