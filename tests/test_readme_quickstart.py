@@ -3,7 +3,8 @@
 `export PATH=...` line. It must exit 0, and its output must show what the README says it shows: the run asks
 a question at the worker's claimed limit and ends, saying SCRIPTED; `trace show` has the decision point and
 the question; `fork --list` lists the point; the fork asks the other question and ends. The run's and the
-fork's records (trace, best kernel) must exist.
+fork's records (trace, best kernel) must exist, and `kernelseek report first` (the next step docs/usage.md
+shows, run after the pasted lines in the same shell) writes a page that says SCRIPTED at its top.
 
 The set-up line (`bash setup.sh`) is the one line not run (minutes; CI runs it in .ci/run): its job, a venv
 with kernelseek installed, is the venv running this test, linked into the clone as `.venv` so that the
@@ -53,7 +54,7 @@ def events(run: Path, kind: str) -> list[dict]:
     return [e for e in map(json.loads, (run / "trace.jsonl").read_text().splitlines()) if e["type"] == kind]
 
 
-@pytest.mark.slow  # two judged runs of the CPU task: about a minute on a quiet machine
+@pytest.mark.slow  # two judged runs of the CPU task: 1-2 minutes on this 2-core machine
 @pytest.mark.skipif(not (VENV / "bin" / "kernelseek").is_file(), reason="needs a venv with the kernelseek command")
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the quick start's run is sandboxed: needs bubblewrap")
 def test_the_quick_start_pasted_in_a_clean_clone_asks_at_a_decision_point_and_says_scripted(tmp_path):
@@ -63,7 +64,8 @@ def test_the_quick_start_pasted_in_a_clean_clone_asks_at_a_decision_point_and_sa
     (folder / ".venv").symlink_to(VENV)
     lines = quick_start()
     assert lines[0].split("#")[0].strip() == "bash setup.sh"
-    status, out = paste(lines[1:], folder, home)
+    report_line = "kernelseek report first"
+    status, out = paste([*lines[1:], report_line], folder, home)
     assert status == 0, out
     run_line, trace_line, list_line, fork_line = lines[2:]
     assert [run_line.split()[1], trace_line.split()[1:3], list_line.split()[1:3], fork_line.split()[1]] == \
@@ -97,3 +99,8 @@ def test_the_quick_start_pasted_in_a_clean_clone_asks_at_a_decision_point_and_sa
     asked, = events(fork, "question")
     assert asked["text"] == "Which instructions does the inner loop spend its time on?" and asked["step"] == 2
     assert events(fork, "run_end") and (fork / "best" / "kernel.cpp").is_file()
+
+    # the run's report: its page, headed by the label, and the label in the terminal too
+    page = (run / "report" / "report.html").read_text()
+    assert f'<p class="warn" data-worker="scripted"><b>{SCRIPTED}</b>' in page
+    assert f"report.html and its plots {SCRIPTED}: this run shows the machinery" in out[report_line]
