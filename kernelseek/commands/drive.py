@@ -92,11 +92,11 @@ def _ask_person(run: Any, context: dict[str, Any]) -> str:
 
 
 def finish(run: Any, values: dict[str, Any]) -> None:
-    from kernelseek.agent.run_summary import ended_line
+    from kernelseek.agent.run_summary import ended
 
     console.print()
-    head, rest = ended_line(run.id, values, run.dir / "best", run.config).split(": ", 1)
-    console.print(f"[bold]{escape(head)}:[/] {escape(rest)}")
+    head, body = ended(run.id, values, run.dir / "best", run.config)
+    console.print(f"[bold]{escape(head)}:[/] {escape(body)}")
     if values.get("bank_note"):
         console.print(f"[yellow]warning:[/] {escape(values['bank_note'])}")
     console.print(f"trace: kernelseek trace show {run.id}")

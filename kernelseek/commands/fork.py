@@ -111,7 +111,8 @@ def _list(parent: Any, points: list[Any]) -> None:
     from kernelseek.agent.run_summary import label
 
     scripted = label(parent.config)
-    table = Table(title=f"decision points of run {escape(parent.id)}" + (f" ({escape(scripted)})" if scripted else ""))
+    title = f"decision points of run {escape(parent.id)}" + (f" ({escape(scripted)})" if scripted else "")
+    table = Table(title=title)
     for column in ("step", "decision point", "detail", "asked"):
         table.add_column(column, overflow="fold")
     for point in points:

@@ -67,7 +67,9 @@ def _label(node: Any) -> str:
     state = f"ended: {end['reason']}, best {best:.3f}x" if end and best else \
         (f"ended: {end['reason']}" if end else "not ended")
     scripted = scripted_label(start.get("worker"))
-    label = f"[bold]{escape(node.dir.name)}[/] ({escape(state)})" + (f" [yellow]{escape(scripted)}[/]" if scripted else "")
+    label = f"[bold]{escape(node.dir.name)}[/] ({escape(state)})"
+    if scripted:
+        label += f" [yellow]{escape(scripted)}[/]"
     if node.fork:
         asked = (node.fork.get("question") or {}).get("text")
         replaced = (node.fork.get("replaced") or {}).get("text")

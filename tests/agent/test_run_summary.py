@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
-from kernelseek.agent.run_summary import ended_line, label
+from kernelseek.agent.run_summary import ended, ended_line, label
 from kernelseek.commands import drive
 from kernelseek.commands.trace import describe
 
@@ -25,6 +25,8 @@ def test_a_scripted_runs_end_line_says_scripted_and_a_models_does_not():
     scripted = ended_line("first", VALUES, Path("/runs/first/best"), config("scripted/evals/examples/first_run.yaml"))
     assert scripted.startswith("run first ended (SCRIPTED worker: fixed replies, not a model): target gain 1.5x")
     assert "best 2.500x (candidate 2, /runs/first/best) · 3 steps · 2 evaluations · $0.0000" in scripted
+    head, _ = ended("first", VALUES, Path("/runs/first/best"), config("scripted/s.yaml"))  # the part shown in bold
+    assert head == "run first ended (SCRIPTED worker: fixed replies, not a model)"
     model = ended_line("first", VALUES, Path("/runs/first/best"), config("anthropic/claude-sonnet-4-5"))
     assert model.startswith("run first ended: target gain") and "SCRIPTED" not in model
     assert label(config(None, "claude -p {prompt}")) is None
