@@ -12,8 +12,8 @@ from kernelseek.commands.errors import fail
 from kernelseek.commands.judging import (
     compile_report,
     first_arch,
-    resolve_tasks,
     report_paths,
+    resolve_tasks,
     sanitize_only,
     sanitize_options,
 )
