@@ -12,8 +12,12 @@ from rich.panel import Panel
 from rich.table import Table
 
 from kernelseek.commands.errors import fail
+from kernelseek.commands.output import print_json
 
-console = Console()
+# The run's live view, its questions and its notes go to stderr, and only the line that ends it (or its JSON)
+# to stdout: in a pipe stdout carries the result alone; on a terminal both show.
+console = Console(stderr=True)
+result = Console(soft_wrap=True)  # a line for scripts is never broken at the terminal's width
 
 
 def _view(run_id: str, values: dict[str, Any], scripted: str | None = None) -> Panel:
@@ -45,22 +49,24 @@ def drive(run: Any, graph: Any, payload: Any) -> dict[str, Any]:
     config, context, scripted = run.thread(), RunContext.of(run), label(run.config)
     values = dict(graph.get_state(config).values or {}) or (dict(payload) if isinstance(payload, dict) else {})
     while True:
-        with Live(_view(run.id, values, scripted), console=console, refresh_per_second=4,
-                  transient=console.is_terminal) as live:
-            for mode, chunk in graph.stream(payload, config, context=context, stream_mode=["updates", "custom"],
-                                            durability="sync"):
-                if mode == "custom":  # the harness's progress while it judges
-                    live.update(_view(run.id, {**values, "last_event": chunk.get("judging", "")}, scripted))
-                    continue
-                for node, update in chunk.items():
-                    if node == "__interrupt__" or not isinstance(update, dict):
+        try:
+            with Live(_view(run.id, values, scripted), console=console, refresh_per_second=4,
+                      transient=console.is_terminal) as live:
+                for mode, chunk in graph.stream(payload, config, context=context, stream_mode=["updates", "custom"],
+                                                durability="sync"):
+                    if mode == "custom":  # the harness's progress while it judges
+                        live.update(_view(run.id, {**values, "last_event": chunk.get("judging", "")}, scripted))
                         continue
-                    values.update(update)
-                    if update.get("last_event"):
-                        live.console.print(f"[dim]{node:>10}[/] {escape(update['last_event'])}")
-                    live.update(_view(run.id, values, scripted))
-        if not console.is_terminal:
-            console.print()
+                    for node, update in chunk.items():
+                        if node == "__interrupt__" or not isinstance(update, dict):
+                            continue
+                        values.update(update)
+                        if update.get("last_event"):
+                            live.console.print(f"[dim]{node:>10}[/] {escape(update['last_event'])}")
+                        live.update(_view(run.id, values, scripted))
+        finally:  # in a pipe the view's last frame ends without a newline; what follows starts a line of its own
+            if not console.is_terminal:
+                console.print()
         snapshot = graph.get_state(config)
         values = dict(snapshot.values)
         if not snapshot.interrupts:
@@ -91,18 +97,34 @@ def _ask_person(run: Any, context: dict[str, Any]) -> str:
     raise AssertionError("unreachable")
 
 
-def finish(run: Any, values: dict[str, Any]) -> None:
+def finish(run: Any, values: dict[str, Any], as_json: bool = False) -> None:
+    """The line that ends a run (stdout), or with --json its summary as JSON."""
     from kernelseek.agent.run_summary import ended
 
-    console.print()
+    if as_json:
+        return print_json(summary(run, values))
     head, body = ended(run.id, values, run.dir / "best", run.config)
-    console.print(f"[bold]{escape(head)}:[/] {escape(body)}")
+    result.print(f"[bold]{escape(head)}:[/] {escape(body)}")
     if values.get("bank_note"):
         console.print(f"[yellow]warning:[/] {escape(values['bank_note'])}")
-    console.print(f"trace: kernelseek trace show {run.id}")
+    result.print(f"trace: kernelseek trace show {run.id}")
 
 
-def execute(run: Any, payload: Any) -> None:
+def summary(run: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """A run's end for scripts: where it is, why it ended, its best, what it spent, and whether its worker
+    was scripted (its SCRIPTED label, else null)."""
+    from kernelseek.agent.run_summary import label
+
+    best = values.get("best") or {}
+    return {"run_id": run.id, "dir": str(run.dir), "end_reason": values.get("end_reason"),
+            "best_speedup": best.get("speedup"), "best_candidate": best.get("candidate"),
+            "best_dir": str(run.dir / "best") if best.get("speedup") else None, "steps": values.get("step", 0),
+            "evaluations": values.get("evals", 0), "cost_usd": values.get("cost_usd", 0.0),
+            "unpriced_calls": values.get("unpriced_calls", 0), "bank_note": values.get("bank_note"),
+            "scripted": label(run.config)}
+
+
+def execute(run: Any, payload: Any, as_json: bool = False) -> None:
     from kernelseek.agent.run_summary import label
     from kernelseek.agent.worker import WorkerError
     from kernelseek.project import load_graph
@@ -120,7 +142,8 @@ def execute(run: Any, payload: Any) -> None:
         fail(f"interrupted; nothing completed is lost — `kernelseek resume {run.id}` continues the run.", 130)
     except (WorkerError, ValueError) as error:
         fail(f"{error} (run {run.id}: `kernelseek resume {run.id}` continues it)", 1)
-    finish(run, values)
+    console.print()
+    finish(run, values, as_json)
 
 
 def check_sandbox(config: Any) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from kernelseek.commands.errors import fail
+from kernelseek.commands.judgement_view import console
 from kernelseek.commands.judging import (
     compile_report,
     first_arch,
@@ -17,6 +18,7 @@ from kernelseek.commands.judging import (
     sanitize_only,
     sanitize_options,
 )
+from kernelseek.commands.output import aside, print_json
 from kernelseek.commands.verdicts import judge_arguments, judge_kernels
 from kernelseek.harness.build import TARGETS
 
@@ -65,6 +67,9 @@ SanitizeTimeout = Annotated[float, typer.Option("--sanitize-timeout", metavar="S
 SanitizeLogs = Annotated[Path | None, typer.Option("--sanitize-logs", metavar="DIR", help="Keep each tool's raw "
                                                    "output in DIR (<tool>.log; the program's own output in "
                                                    "<tool>.out).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print a JSON list on stdout, one report per kernel (the "
+                                      "JSON --out writes; {kernel, error} for one not judged); the tables and "
+                                      "progress go to stderr.")]
 
 
 def eval_command(kernels: Kernels, arch: Arch = None, task: Task = None, quick: Quick = False,
@@ -72,7 +77,8 @@ def eval_command(kernels: Kernels, arch: Arch = None, task: Task = None, quick: 
                  beside: Beside = None, holdout: Holdout = 0, holdout_seed: HoldoutSeed = None,
                  parallel: Parallel = None, ray_address: RayAddress = None, sanitize: Sanitize = False,
                  sanitize_only_: SanitizeOnly = False, sanitize_tools: SanitizeTools = None,
-                 sanitize_timeout: SanitizeTimeout = 300.0, sanitize_logs: SanitizeLogs = None) -> None:
+                 sanitize_timeout: SanitizeTimeout = 300.0, sanitize_logs: SanitizeLogs = None,
+                 as_json: AsJson = False) -> None:
     """Judge a kernel: build it, check it on every scenario, time it against the baseline.
 
     A kernel counts only if it is correct on every scenario; its score is the geometric mean of
@@ -98,16 +104,21 @@ def eval_command(kernels: Kernels, arch: Arch = None, task: Task = None, quick: 
         fail("--sanitize runs the kernel, --compile-only does not: choose one.")
     sanitizing = sanitize_options(sanitize_tools, sanitize_timeout, sanitize_logs, arch) \
         if sanitize or sanitize_only_ else None
-    if sanitize_only_:
-        passed = [sanitize_only(tasks[k], k, arch, scenarios, sanitizing, outs[k], len(kernels) > 1) for k in kernels]
-        raise typer.Exit(0 if all(passed) else 1)
-    if compile_only:
-        for kernel in kernels:
-            compile_report(kernel, arch, tasks[kernel], outs[kernel])
-        return
-    arguments = judge_arguments(tasks, arch, sanitizing, quick=quick, scenarios=scenarios, seed=seed, beside=beside,
-                                holdout=holdout, holdout_seed=holdout_seed if holdout_seed is not None else seed)
-    raise typer.Exit(judge_kernels(kernels, arguments, outs, arch, parallel, ray_address))
+    with aside(console, as_json):
+        if sanitize_only_:
+            reports = [sanitize_only(tasks[k], k, arch, scenarios, sanitizing, outs[k], len(kernels) > 1)
+                       for k in kernels]
+            status = 0 if all(r["passed"] for r in reports) else 1
+        elif compile_only:
+            reports, status = [compile_report(k, arch, tasks[k], outs[k]) for k in kernels], 0
+        else:
+            arguments = judge_arguments(tasks, arch, sanitizing, quick=quick, scenarios=scenarios, seed=seed,
+                                        beside=beside, holdout=holdout,
+                                        holdout_seed=holdout_seed if holdout_seed is not None else seed)
+            status, reports = judge_kernels(kernels, arguments, outs, arch, parallel, ray_address)
+    if as_json:
+        print_json(reports)
+    raise typer.Exit(status)
 
 
 def check_options(kernels: list[Path], arch: str | None, holdout: int, holdout_seed: int | None,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from kernelseek.commands.errors import fail
-from kernelseek.commands.jobs_view import console, drive_jobs, end
+from kernelseek.commands.jobs_view import console, drive_jobs, end, result
 
 Config = Annotated[Path, typer.Argument(help="The experiment's YAML file (see evals/experiments/cpu_demo.yaml).")]
 Out = Annotated[Path | None, typer.Option(help="The experiment's folder (default: <runs>/experiments/<name>).")]
@@ -50,12 +49,10 @@ def experiment_command(config: Config, out: Out = None, parallel: Parallel = Non
     from kernelseek.experiment.report import write_report
     from kernelseek.experiment.runner import collect
 
-    if as_json:  # stdout holds the JSON alone; progress and notes go to stderr
-        console.file = sys.stderr
     if is_forks_experiment(config):  # a `forks:` section: counterfactual forks of a recorded run
         from kernelseek.commands.forks_experiment import forks_experiment
 
-        return forks_experiment(config, out, parallel, ray_address, report_only)
+        return forks_experiment(config, out, parallel, ray_address, report_only, as_json)
     experiment, folder, jobs = _prepare(config, out, parallel, report_only)
     done = [j for j in jobs if j.state == "finished"]
     console.print(f"experiment [bold]{experiment.name}[/] in {folder}: {len(jobs)} runs "
@@ -71,7 +68,7 @@ def experiment_command(config: Config, out: Out = None, parallel: Parallel = Non
         print_json(results)
     else:
         _print_table(folder)
-        console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
+    console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
     end(jobs, missing, interrupted, what="run",
         again="without --report-only to run them" if report_only else "again to continue them")
 
@@ -108,7 +105,7 @@ def _print_table(folder: Path) -> None:
     if warning:  # above the table on a terminal, on stderr in a pipe (stdout keeps the rows alone)
         note(console, warning)
     head, rows = table_rows(results["graphs"], results["levels"], results["level_basis"])
-    print_rows(console, "per graph (medians over repeats)", head, rows)
+    print_rows(result, "per graph (medians over repeats)", head, rows)
 
 
 def register(app: typer.Typer, **_: typer.Typer) -> None:

@@ -6,11 +6,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from kernelseek.commands.drive import console
+from kernelseek.commands.drive import console, result
 from kernelseek.commands.errors import fail
-from kernelseek.commands.run import RunsDir
+from kernelseek.commands.output import note, print_json, print_rows
+from kernelseek.commands.run import AsJson, RunsDir
 
 RunId = Annotated[str, typer.Argument(help="The run to fork: its id (folder name under the runs folder) or folder.")]
 At = Annotated[int | None, typer.Option("--at", help="The step of the decision point to fork at (see --list).")]
@@ -19,7 +19,8 @@ BankId = Annotated[str | None, typer.Option(help="Ask this bank question there i
 Kind = Annotated[str | None, typer.Option(help="Ask a bank question of this kind there instead, drawn with --seed: "
                                           "layer_shift, reject_limit, inform, other, or none (ask nothing, say "
                                           "continue).")]
-ListPoints = Annotated[bool, typer.Option("--list", help="List the run's decision points and what was asked.")]
+ListPoints = Annotated[bool, typer.Option("--list", help="List the run's decision points and what was asked "
+                                          "(with --json: as JSON).")]
 Mode = Annotated[str | None, typer.Option(help="Who asks at the fork's later decision points (default: the "
                                           "parent's mode): human, auto or none.")]
 Seed = Annotated[int | None, typer.Option(help="Seed for --kind's draw and the fork's bank policy (default: the "
@@ -35,7 +36,7 @@ NoRun = Annotated[bool, typer.Option("--no-run", help="Make the fork and stop; `
 def fork_command(run_id: RunId, at: At = None, question: Question = None, bank_id: BankId = None, kind: Kind = None,
                  list_points: ListPoints = False, mode: Mode = None, seed: Seed = None, steps: Steps = None,
                  evals: Evals = None, dollars: Dollars = None, new_id: NewId = None, runs_dir: RunsDir = None,
-                 no_run: NoRun = False) -> None:
+                 no_run: NoRun = False, as_json: AsJson = False) -> None:
     """What if another question had been asked here? A new run from RUN's decision point at STEP.
 
     The fork starts from the LangGraph checkpoint of that decision point (nothing before it runs again),
@@ -63,7 +64,7 @@ def fork_command(run_id: RunId, at: At = None, question: Question = None, bank_i
     except (ConfigError, TraceError) as error:
         fail(str(error))
     if list_points:
-        return _list(parent, points)
+        return _list(parent, points, as_json)
     if at is None:
         fail("give --at STEP, the decision point to fork at (`kernelseek fork RUN --list` shows them).")
     if sum(x is not None for x in (question, bank_id, kind)) > 1:
@@ -77,12 +78,13 @@ def fork_command(run_id: RunId, at: At = None, question: Question = None, bank_i
         fail(str(error))
     _made(run, parent, point, asked)
     if no_run:
-        return console.print(f"drive it with: kernelseek resume {run.id}")
+        console.print(f"drive it with: kernelseek resume {run.id}")
+        return print_json({"run_id": run.id, "dir": str(run.dir)}) if as_json else None
     try:
         check_sandbox(run.config)
     except ConfigError as error:
         fail(f"{error} (the fork {run.id} is made; `kernelseek resume {run.id}` drives it)")
-    execute(run, None)
+    execute(run, None, as_json)
 
 
 def _asked(parent: Any, point: Any, question: str | None, bank_id: str | None, kind: str | None,
@@ -107,19 +109,19 @@ def _made(run: Any, parent: Any, point: Any, asked: dict[str, Any]) -> None:
                                       "no question (the worker is told to continue)"))
 
 
-def _list(parent: Any, points: list[Any]) -> None:
+def _list(parent: Any, points: list[Any], as_json: bool) -> None:
+    """The decision points: a table on a terminal, TSV in a pipe, or JSON."""
     from kernelseek.agent.run_summary import label
 
+    if as_json:
+        return print_json([{"step": p.step, "decision_point": p.kind, "detail": p.detail, "asked": p.describe_asked()}
+                           for p in points])
     scripted = label(parent.config)
-    title = f"decision points of run {escape(parent.id)}" + (f" ({escape(scripted)})" if scripted else "")
-    table = Table(title=title)
-    for column in ("step", "decision point", "detail", "asked"):
-        table.add_column(column, overflow="fold")
-    for point in points:
-        table.add_row(str(point.step), point.kind, escape(point.detail[:120]), escape(point.describe_asked()))
-    console.print(table)
+    rows = [(point.step, point.kind, point.detail, point.describe_asked()) for point in points]
+    print_rows(result, f"decision points of run {parent.id}" + (f" ({scripted})" if scripted else ""),
+               ("step", "decision point", "detail", "asked"), rows, wide=("detail", "asked"), right=("step",))
     if not points:
-        console.print("(no decision point yet: nothing to fork at)")
+        note(result, "(no decision point yet: nothing to fork at)")
 
 
 def _typed_at_prompt(parent: Any, point: Any) -> dict[str, Any]:

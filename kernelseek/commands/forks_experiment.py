@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from kernelseek.commands.errors import fail
-from kernelseek.commands.jobs_view import console, drive_jobs, end
+from kernelseek.commands.jobs_view import console, drive_jobs, end, result
+from kernelseek.commands.output import print_json, print_rows
 
 
 def forks_experiment(config: Path, out: Path | None, parallel: int | None, ray_address: str | None,
-                     report_only: bool) -> None:
+                     report_only: bool, as_json: bool = False) -> None:
     from kernelseek.agent.run_store import Run, default_runs_dir
     from kernelseek.experiment.config import ExperimentConfigError
     from kernelseek.experiment.forks import collect_forks, load_forks_experiment, prepare_forks
@@ -37,14 +37,12 @@ def forks_experiment(config: Path, out: Path | None, parallel: int | None, ray_a
     interrupted = not report_only and len(done) < len(jobs) and drive_jobs(jobs, parallel, ray_address, arch)
     metrics, missing = collect_forks(experiment, jobs)
     results = write_forks_report(experiment, metrics, folder, missing=missing)
-    extra = results["per_kind"] if len(experiment.at) > 1 else []
-    head, rows = rows_of(results["per_point"] + extra, experiment.within_evals)
-    table = Table(title="per decision point and question kind (medians over repeats)")
-    for column in head:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
-    console.print(table)
-    console.print(f"verdict: {escape(results['verdict']['line'])}", soft_wrap=True)
+    if as_json:
+        print_json(results)
+    else:
+        extra = results["per_kind"] if len(experiment.at) > 1 else []
+        head, rows = rows_of(results["per_point"] + extra, experiment.within_evals)
+        print_rows(result, "per decision point and question kind (medians over repeats)", head, rows)
+        result.print(Text(f"verdict: {results['verdict']['line']}"), soft_wrap=True)
     console.print(f"table: {folder / 'table.md'} · page: {folder / 'index.html'}")
     end(jobs, missing, interrupted, what="fork", again="again to continue them")

@@ -10,7 +10,8 @@ from rich.markup import escape
 
 from kernelseek.commands.errors import fail
 
-console = Console()
+console = Console(stderr=True)  # the runs' progress and notes: stderr, so that stdout holds the results alone
+result = Console()  # the experiment's table and verdict
 
 
 def drive_jobs(jobs: list[Any], parallel: int | None, ray_address: str | None, arch: str) -> bool:

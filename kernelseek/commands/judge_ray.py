@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kernelseek.commands.judgement_view import console
+from kernelseek.commands.judgement_view import progress_console as console  # progress: stderr
 from kernelseek.harness.judge import Judgement
 
 

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from kernelseek.harness.judge import Judgement
 
-console = Console()
+console = Console()  # the judgement: the command's output
+progress_console = Console(stderr=True)  # progress and notes: stderr, so stdout holds the judgement alone
 
 
 def fmt(value: float | None, spec: str = ".3f", suffix: str = "") -> str:

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from kernelseek import project
 from kernelseek.commands.errors import fail
-from kernelseek.commands.judgement_view import console, print_sanitizer
+from kernelseek.commands.judgement_view import console, print_sanitizer, progress_console
 from kernelseek.harness.build import BuildError, build_kernel
 from kernelseek.harness.judge import Judgement, check_out_path, judge
 from kernelseek.harness.task import Task, TaskError, load_task
@@ -67,7 +67,8 @@ def report_paths(kernels: list[Path], out: Path | None) -> dict[Path, Path | Non
     return {k: out / f"{k.stem}.json" for k in kernels}
 
 
-def compile_report(kernel: Path, arch: str, loaded: Task, out: Path | None) -> None:
+def compile_report(kernel: Path, arch: str, loaded: Task, out: Path | None) -> dict:
+    """Build and guard one kernel; print its resources, write --out; return the build report."""
     if arch not in loaded.archs:
         fail(f"{loaded.folder}: the task has no {arch} suite, so there is nothing to build for; "
              f"use --arch {' or '.join(loaded.archs)}.")
@@ -89,6 +90,7 @@ def compile_report(kernel: Path, arch: str, loaded: Task, out: Path | None) -> N
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(built.to_dict(), indent=1))
+    return built.to_dict()
 
 
 def sanitize_options(tools: str | None, timeout: float, logs: Path | None, arch: str) -> dict:
@@ -109,8 +111,8 @@ def sanitize_options(tools: str | None, timeout: float, logs: Path | None, arch:
 
 
 def sanitize_only(task: Task, kernel: Path, arch: str, scenarios: str | None, options: dict,
-                  out: Path | None, logs_per_kernel: bool) -> bool:
-    """The sanitizer gate alone on one kernel; prints its table, writes --out; returns whether it passed."""
+                  out: Path | None, logs_per_kernel: bool) -> dict:
+    """The sanitizer gate alone on one kernel; prints its table, writes --out; returns its report."""
     from kernelseek.harness.sanitize import sanitize as run_sanitizer
 
     if out:
@@ -120,13 +122,13 @@ def sanitize_only(task: Task, kernel: Path, arch: str, scenarios: str | None, op
             fail(str(error))
     if logs_per_kernel and options.get("log_dir"):
         options = {**options, "log_dir": str(Path(options["log_dir"]) / kernel.stem)}
-    with console.status(f"compute-sanitizer on {kernel}"):
+    with progress_console.status(f"compute-sanitizer on {kernel}"):
         try:
             report = run_sanitizer(task, kernel, arch, scenarios=scenarios, **options)
         except (TaskError, BuildError, ValueError) as error:
             fail(str(error))
         except KeyboardInterrupt:
-            console.print("[red]interrupted:[/] the sanitizer was stopped and its process killed.")
+            progress_console.print("[red]interrupted:[/] the sanitizer was stopped and its process killed.")
             raise typer.Exit(130) from None
     data = report.to_dict()
     print_sanitizer(data)
@@ -134,13 +136,13 @@ def sanitize_only(task: Task, kernel: Path, arch: str, scenarios: str | None, op
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(data, indent=1))
         console.print(f"report: {out}")
-    return report.passed
+    return data
 
 
 def judge_here(arguments: dict, out: Path | None) -> Judgement | str:
     """One judgement in this process, with a progress bar; a bad task or argument is returned as its sentence."""
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[last]}"), console=console, transient=True) as progress:
+                  TextColumn("{task.fields[last]}"), console=progress_console, transient=True) as progress:
         bar = progress.add_task("building", total=None, last="")
 
         def started(total: int) -> None:
@@ -156,5 +158,5 @@ def judge_here(arguments: dict, out: Path | None) -> Judgement | str:
         except (TaskError, ValueError) as error:
             return str(error)
         except KeyboardInterrupt:
-            console.print("[red]interrupted:[/] the judgement was stopped and its process killed; nothing was recorded.")
+            progress_console.print("[red]interrupted:[/] the judgement was stopped and its process killed; nothing was recorded.")
             raise typer.Exit(130) from None

@@ -7,7 +7,9 @@ Cells are plain text, never markup: a question that contains `[/bold]` prints as
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
@@ -80,6 +82,20 @@ def _print_records(console: Console, title: str, columns: Sequence[str], cells: 
 def print_json(data: Any) -> None:
     """JSON on stdout, whatever stdout is (no colour, no wrapping)."""
     print(json.dumps(data, indent=1, default=str))
+
+
+@contextmanager
+def aside(console: Console, when: bool = True) -> Iterator[None]:
+    """While in the block (and `when`), what `console` prints goes to stderr: a command printing JSON keeps
+    stdout for the JSON alone, its tables and notes still shown."""
+    if not when:
+        yield
+        return
+    console.file = sys.stderr
+    try:
+        yield
+    finally:
+        console.file = None  # back to whatever sys.stdout is
 
 
 def note(console: Console, message: str) -> None:

@@ -20,9 +20,13 @@ CHECKPOINTER = inspect.Parameter(  # where a run's checkpoints live: not a setti
         help="Where the run's checkpoints live: sqlite (a file in the run folder) or a PostgreSQL URL, e.g. "
              "postgresql://me@db:5432/kernelseek (shared by a team or a cluster; password via $PGPASSWORD or "
              "~/.pgpass).")])
+AsJson = Annotated[bool, typer.Option("--json", help="Print the run's end as JSON on stdout (its id, folder, end "
+                                      "reason, best, steps, evaluations, dollars); the live view and the questions "
+                                      "go to stderr.")]
+AS_JSON = inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=AsJson)
 
 
-def run_command(task: str, settings: dict[str, Any], checkpointer: str = "sqlite") -> None:
+def run_command(task: str, settings: dict[str, Any], checkpointer: str = "sqlite", as_json: bool = False) -> None:
     """Make a kernel faster: a worker edits it, the harness judges it, a questioner asks at decision points.
 
     The worker (a model through litellm with shell/file tools, or an external coding CLI) works in
@@ -49,12 +53,13 @@ def run_command(task: str, settings: dict[str, Any], checkpointer: str = "sqlite
         fail(str(error))
     show_sandbox(run.config)
     console.print(f"run [bold]{run.id}[/] in {run.dir}")
-    execute(run, initial_state(str(run.dir)))
+    execute(run, initial_state(str(run.dir)), as_json)
 
 
 def resume_command(
     run_id: str = typer.Argument(..., help="The run's id (its folder name under the runs folder) or its folder."),
     runs_dir: RunsDir = None,
+    as_json: AsJson = False,
 ) -> None:
     """Continue a run after Ctrl-C, a crash or a kill, from its last completed step.
 
@@ -80,14 +85,14 @@ def resume_command(
     if not snapshot.values:
         fail(f"run {run.id} has no checkpoint yet; start a new run instead.")
     if has_ended(snapshot):
-        finish(run, dict(snapshot.values))
         console.print("(the run had already ended; nothing to resume)")
+        finish(run, dict(snapshot.values), as_json)
         return
     console.print(f"resuming run [bold]{run.id}[/] at step {snapshot.values.get('step', 0)} "
                   f"({', '.join(pending_nodes(snapshot))})")
-    execute(run, None)  # a run waiting at a question asks it again
+    execute(run, None, as_json)  # a run waiting at a question asks it again
 
 
 def register(app: typer.Typer, **_: typer.Typer) -> None:
-    app.command("run")(with_run_options(run_command, CHECKPOINTER))
+    app.command("run")(with_run_options(run_command, CHECKPOINTER, AS_JSON))
     app.command("resume")(resume_command)

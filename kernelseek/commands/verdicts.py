@@ -15,7 +15,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from kernelseek.commands.errors import fail
-from kernelseek.commands.judgement_view import console, print_judgement, print_sanitizer, print_verdicts
+from kernelseek.commands.judgement_view import (
+    console,
+    print_judgement,
+    print_sanitizer,
+    print_verdicts,
+    progress_console,
+)
 from kernelseek.commands.judging import judge_here
 from kernelseek.harness.judge import Judgement, check_out_path
 from kernelseek.harness.task import Task, TaskError
@@ -38,14 +44,14 @@ def judge_arguments(tasks: dict[Path, Task], arch: str, sanitizing: dict | None,
 
 
 def judge_kernels(kernels: list[Path], arguments: Callable[[Path], dict[str, Any]], outs: dict[Path, Path | None],
-                  arch: str, parallel: int | None, ray_address: str | None) -> int:
+                  arch: str, parallel: int | None, ray_address: str | None) -> tuple[int, list[dict[str, Any]]]:
     """Judge every kernel (as Ray tasks where --parallel or --ray-address asks and Ray is installed), print
-    each verdict, and return the exit status."""
+    each verdict, and return the exit status and each kernel's report (for --json)."""
     from kernelseek.engine import EngineError, no_ray_line, ray_available
 
     use_ray = (parallel is not None or ray_address is not None) and ray_available()
     if (parallel or 1) > 1 and len(kernels) > 1 and not ray_available():
-        console.print(no_ray_line('judgements', parallel), style="yellow", markup=False)
+        progress_console.print(no_ray_line('judgements', parallel), style="yellow", markup=False)
     if not use_ray:
         return report_verdicts(kernels, {k: judge_here(arguments(k), outs[k]) for k in kernels}, outs)
     from kernelseek.commands.judge_ray import judge_parallel
@@ -60,7 +66,7 @@ def judge_kernels(kernels: list[Path], arguments: Callable[[Path], dict[str, Any
     except EngineError as error:
         fail(str(error))
     except KeyboardInterrupt:
-        console.print("[red]interrupted:[/] every judgement was stopped and its process killed; nothing "
+        progress_console.print("[red]interrupted:[/] every judgement was stopped and its process killed; nothing "
                       "was recorded.")
         raise typer.Exit(130) from None
     for kernel, verdict in verdicts.items():  # a Ray task's report is written here, where --out was named
@@ -72,8 +78,10 @@ def judge_kernels(kernels: list[Path], arguments: Callable[[Path], dict[str, Any
     return report_verdicts(kernels, verdicts, outs)
 
 
-def report_verdicts(kernels: list[Path], verdicts: dict[Path, Judgement | str], outs: dict[Path, Path | None]) -> int:
-    """Each kernel's judgement (or why it has none), the table of verdicts for several, and the exit status."""
+def report_verdicts(kernels: list[Path], verdicts: dict[Path, Judgement | str],
+                    outs: dict[Path, Path | None]) -> tuple[int, list[dict[str, Any]]]:
+    """Each kernel's judgement (or why it has none), the table of verdicts for several, the exit status and
+    each kernel's report (the JSON --out writes; `{kernel, error}` for a kernel not judged)."""
     results: list[tuple[Path, Judgement | None]] = []
     for kernel in kernels:
         verdict = verdicts[kernel]
@@ -81,7 +89,7 @@ def report_verdicts(kernels: list[Path], verdicts: dict[Path, Judgement | str], 
         if len(kernels) > 1:
             console.rule(str(kernel))
         if isinstance(verdict, str) or not verdict.scenarios:
-            reason = verdict if isinstance(verdict, str) else verdict.reason or "nothing was judged"
+            reason = _reason(verdict)
             errors.print(f"[red]error:[/] {escape(which + reason)}")
             results.append((kernel, None))
             continue
@@ -95,6 +103,12 @@ def report_verdicts(kernels: list[Path], verdicts: dict[Path, Judgement | str], 
         results.append((kernel, verdict))
     if len(kernels) > 1:
         print_verdicts(results)
+    reports = [verdict.to_dict() if verdict else {"kernel": str(kernel), "error": _reason(verdicts[kernel])}
+               for kernel, verdict in results]
     if any(v is None or v.write_error for _, v in results):
-        return 2
-    return 0 if all(v.correct for _, v in results) else 1
+        return 2, reports
+    return (0 if all(v.correct for _, v in results) else 1), reports
+
+
+def _reason(verdict: Judgement | str) -> str:
+    return verdict if isinstance(verdict, str) else verdict.reason or "nothing was judged"

@@ -21,7 +21,7 @@ def test_question_typed_at_the_prompt_is_recorded(tmp_path):
                      "--max-steps", "3", "--runs-dir", str(runs), "--run-id", "human"], input="")
     assert first.returncode == 3, first.stdout + first.stderr  # no answer on stdin: the run waits, nothing lost
     assert "no answer came on stdin" in first.stderr and "Traceback" not in first.stdout + first.stderr
-    assert "decision point: claimed_limit" in first.stdout and "memory-bound" in first.stdout
+    assert "decision point: claimed_limit" in first.stderr and "memory-bound" in first.stderr  # the prompt: stderr
     run = runs / "human"
     assert not events(run, "human_message")
 

@@ -66,8 +66,10 @@ def test_a_one_reply_script_ends_the_command_in_seconds_with_one_sentence(tmp_pa
                      env={k: v for k, v in env().items() if k != "KERNELSEEK_RETRY_WAIT_S"})
     ended = time.time()
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-    said = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(said) == 1 and said[0].startswith("error: the model call to "), result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]  # the run's progress, then its end
+    said = [line for line in lines if line.startswith("error:")]
+    assert len(said) == 1 and said[0] == lines[-1] and said[0].startswith("error: the model call to "), result.stderr
+    assert result.stdout == ""  # a run that failed has no end to print
     assert "has 1 reply and request 2 asked for another" in said[0] and "Traceback" not in result.stderr
     trace = events(tmp_path / "runs" / "one")
     assert not [e for e in trace if e["type"] == "model_retry"]

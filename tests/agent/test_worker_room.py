@@ -74,7 +74,7 @@ def test_a_scripted_worker_cannot_peek_or_reach_out(tmp_path):
         for path in (PLANTED, Path("/usr/ks-room-planted")):
             path.unlink(missing_ok=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "bubblewrap" in result.stdout
+    assert "bubblewrap" in result.stderr  # the sandbox line is a note: stderr
     run = runs / "peek"
     calls = events(run, "tool_call")
     assert len(calls) == len(attempts)

@@ -133,7 +133,7 @@ def test_experiment_on_ray_survives_a_killed_worker_and_a_ctrl_c(tmp_path, ray_i
     kept = {g: (runs[g] / "trace.jsonl").read_bytes() for g in done_first}
 
     again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    output = " ".join(again.stdout.split())
+    output = " ".join(again.stderr.split())  # progress and notes: stderr
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert f"{len(done_first)} finished already ({', '.join(f'{g}-r0' for g in done_first)}: not run again)" in output
     for g in done_first:  # a finished run is not run again: its trace is byte for byte what it was
@@ -157,7 +157,7 @@ def test_without_ray_the_experiment_runs_one_run_after_another(tmp_path):
     config.write_text(yaml.safe_dump(data, sort_keys=False))
     result = subprocess.run([*NO_RAY_CLI, "experiment", str(config), "--out", str(out), "--parallel", "2"], cwd=ROOT,
                             env=env, capture_output=True, text=True, timeout=900)
-    output = " ".join(result.stdout.split())
+    output = " ".join(result.stderr.split())  # progress and notes: stderr
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert " ".join(no_ray_line("runs", 2).split()) in output
     assert "Ray cluster" not in output and "running on" not in output
@@ -176,8 +176,10 @@ def test_eval_on_ray_gives_the_verdicts_of_each_judgement_alone(tmp_path, ray_in
                             capture_output=True, text=True, timeout=600)
     for result in (alone, on_ray):  # one kernel is wrong: exit status 1, both judged
         assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "local Ray cluster" in on_ray.stdout and "judging on " in on_ray.stdout
-    assert "Ray cluster" not in alone.stdout
+    # in a pipe the cluster's progress goes to stderr; stdout holds the verdicts alone
+    assert "local Ray cluster" in on_ray.stderr and "judging on " in on_ray.stderr
+    assert "Ray cluster" not in on_ray.stdout and "judging on " not in on_ray.stdout and "verdicts" in on_ray.stdout
+    assert "Ray cluster" not in alone.stdout + alone.stderr
     for name in ("faster", "wrong"):
         a, r = (json.loads((tmp_path / d / f"{name}.json").read_text()) for d in ("alone", "ray"))
         assert a["kernel"] == r["kernel"] and a["correct"] == r["correct"] and a["judgement"] == r["judgement"]

@@ -79,6 +79,9 @@ def test_parent_has_two_decision_points(world):
     assert len(_log(world["base"] / "parent.log")) == 5  # one model call per step
     listed = _cli(world, ["fork", "parent", "--list"])
     assert listed.returncode == 0 and "no question" in listed.stdout
+    listed = _cli(world, ["fork", "parent", "--list", "--json"])  # stdout: the JSON alone
+    assert listed.returncode == 0, listed.stderr
+    assert [(p["step"], p["decision_point"]) for p in json.loads(listed.stdout)] == [(2, "done"), (4, "done")]
 
 
 @pytest.mark.slow
@@ -176,7 +179,7 @@ def test_a_person_types_the_forks_question(world):
     typed = "LAYER: typed by a person at the prompt"
     made = _cli(world, ["fork", "parent", "--at", "2", "--run-id", "typed", "--no-run"], input=typed + "\n")
     assert made.returncode == 0, made.stdout + made.stderr
-    shown = " ".join(made.stdout.replace("│", " ").split())
+    shown = " ".join(made.stderr.replace("│", " ").split())  # the prompt is not the command's output
     assert "decision point: done" in shown and "at step 2 the run was asked: no question" in shown
     fork = world["runs"] / "typed"
     message, = events(fork, "human_message")
@@ -222,4 +225,4 @@ def test_forks_experiment_table_and_page(world):
     page = (out / "index.html").read_text()
     assert 'id="kinds"' in page and 'id="forks"' in page and "data:image/png;base64," in page
     again = _cli(world, ["experiment", str(config), "--out", str(out)])
-    assert again.returncode == 0 and "3 finished already" in again.stdout
+    assert again.returncode == 0 and "3 finished already" in again.stderr
