@@ -23,8 +23,24 @@ def is_url(ref: str | Path | None) -> bool:
 
 
 def redact(url: str) -> str:
-    """The URL with any password replaced by ***."""
-    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+    """The URL with any password (user:PASSWORD@, or ?password=) replaced by ***."""
+    url = re.sub(r"(://[^:/@]*:)[^@]+@", r"\1***@", url)  # the user may be empty: postgresql://:pw@host
+    return re.sub(r"([?&]password=)[^&]+", r"\1***", url)
+
+
+def password_warning(url: str | Path | None) -> str | None:
+    """One sentence, the password left out, when a database URL carries one: the URL is stored in the run's
+    config.json, so the password would be too."""
+    if not is_url(url) or redact(str(url)) == url:
+        return None
+    return (f"{redact(str(url))}: the URL carries a password, and the URL is stored in the run's config.json; "
+            "give the password through $PGPASSWORD or ~/.pgpass instead (libpq reads both).")
+
+
+def hide_password(text: str, url: str) -> str:
+    """`text` (a driver's message, say) with the URL's password, wherever it is quoted, replaced by ***."""
+    found = re.search(r"://[^:/@]*:([^@]+)@", url) or re.search(r"[?&]password=([^&]+)", url)
+    return text.replace(found.group(1), "***") if found else text
 
 
 def check_ref(ref: str) -> str:
@@ -71,7 +87,7 @@ def _postgres(url: str) -> Any:
         connection = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row,
                                      connect_timeout=10)
     except psycopg.Error as error:
-        reason = " ".join(str(error).split())[:200]
+        reason = " ".join(hide_password(str(error), url).split())[:200]
         raise ConfigError(f"{redact(url)}: cannot connect to the checkpoint database ({reason}); check that the "
                           "server runs and the URL, user and database are right.") from None
     saver = PostgresSaver(connection)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from kernelseek.commands.drive import check_sandbox, console, execute, finish, show_sandbox
 from kernelseek.commands.errors import fail
@@ -47,6 +48,7 @@ def run_command(task: str, settings: dict[str, Any], checkpointer: str = "sqlite
     from kernelseek.agent.state import initial_state
     from kernelseek.settings import ConfigError
 
+    warn_of_password(checkpointer)
     try:
         run = make_run(request_of(task, settings), checkpointer=checkpointer)
     except (ConfigError, ValueError) as error:
@@ -76,6 +78,7 @@ def resume_command(
     from kernelseek.checkpoints import has_ended, pending_nodes
     from kernelseek.project import load_graph
 
+    warn_of_password(run.checkpoints)
     try:
         check_sandbox(run.config)
         with run.checkpointer() as saver:
@@ -91,6 +94,15 @@ def resume_command(
     console.print(f"resuming run [bold]{run.id}[/] at step {snapshot.values.get('step', 0)} "
                   f"({', '.join(pending_nodes(snapshot))})")
     execute(run, None, as_json)  # a run waiting at a question asks it again
+
+
+def warn_of_password(checkpoints: str | Path) -> None:
+    """A warning (the password left out) when the checkpoint database's URL carries a password."""
+    from kernelseek.checkpoints import password_warning
+
+    warning = password_warning(checkpoints)
+    if warning:
+        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 
 
 def register(app: typer.Typer, **_: typer.Typer) -> None:
