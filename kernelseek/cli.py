@@ -10,6 +10,17 @@ import gc
 import importlib
 
 import typer
+from typer.core import TyperOption
+
+_value_type = TyperOption.display_type_rich
+
+
+def _no_type_for_flags(option: TyperOption, ctx: typer.Context) -> str | None:
+    """A flag takes no value, so its help line names none (typer writes `<bool>` beside every flag)."""
+    return None if option.is_flag else _value_type(option, ctx)
+
+
+TyperOption.display_type_rich = _no_type_for_flags  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="kernelseek",

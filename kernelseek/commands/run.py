@@ -42,7 +42,7 @@ def run_command(task: str, settings: dict[str, Any], checkpointer: str = "sqlite
 
         kernelseek run flash_attn_fwd --arch sm90 --worker-command 'claude -p {prompt}' --target 1.16
 
-        kernelseek run rmsnorm_cpu --model scripted/tests/script.yaml --max-steps 5   (a scripted model)
+        kernelseek run rmsnorm_cpu --model scripted/evals/examples/first_run.yaml --mode auto --max-steps 4
     """
     from kernelseek.agent.make_run import make_run
     from kernelseek.agent.state import initial_state

@@ -4,9 +4,11 @@ of CLI code)."""
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 import click
+import pytest
 import typer
 from pydantic import Field
 from typer.main import get_command
@@ -96,3 +98,24 @@ def test_a_setting_no_option_can_parse_is_refused_when_the_options_are_made():
         assert "shapes" in str(error) and "run_options.py" in str(error)
     else:
         raise AssertionError("a list[int] setting made an option")
+
+
+def _help(*command: str) -> str:
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("command", [(), ("run",), ("eval",), ("fork",), ("bank", "list")])
+def test_help_names_no_type_beside_a_flag(command):
+    text = _help(*command)
+    assert "--help" in text and "<bool>" not in text  # a flag takes no value
+    assert "<int>" in _help("run")  # an option that takes one still says which
+
+
+def test_the_scripted_examples_in_run_help_exist(tmp_path, monkeypatch):
+    from kernelseek.models.scripted import script_path
+
+    monkeypatch.chdir(tmp_path)  # found from any folder, as from the wheel
+    scripts = re.findall(r"--model scripted/(\S+)", _help("run"))
+    assert scripts and all(script_path(s).is_file() for s in scripts)
