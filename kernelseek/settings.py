@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from kernelseek.validation import problem, sentence
@@ -123,8 +124,9 @@ class Configuration(BaseModel):
                                "with backoff.")
     context_tokens: int | None = Field(None, description="The model's input window in tokens, where litellm "
                                        "does not know it (the conversation is trimmed to fit).")
-    run_uuid: str | None = Field(default_factory=lambda: str(uuid.uuid4()),
-                                 description="The run's unique id (empty: a run made before UUIDs).")
+    # made anew for each run: no option, and no field of Studio's form (its JSON schema leaves it out)
+    run_uuid: SkipJsonSchema[str | None] = Field(default_factory=lambda: str(uuid.uuid4()),
+                                                 description="The run's unique id (empty: a run made before UUIDs).")
 
     def __init__(self, **data: Any) -> None:
         try:

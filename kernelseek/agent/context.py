@@ -8,6 +8,7 @@ same fields as its settings form (typed, described, with defaults) and passes th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,28 @@ from pydantic import Field, PrivateAttr
 from kernelseek.agent import studio
 from kernelseek.agent.make_run import make_run
 from kernelseek.agent.run_store import Run, default_runs_dir
-from kernelseek.settings import ConfigError, RunRequest
+from kernelseek.settings import ConfigError, RunRequest, option
+
+
+def in_form_words(message: str) -> str:
+    """A sentence about the run settings that names `kernelseek run`'s options (--target-gain, --no-judge-start)
+    as Studio's form names its fields (target_gain, judge_start=false)."""
+    fields = {option(name): name for name in RunRequest.model_fields}
+    fields |= {"--no-" + option(name)[2:]: f"{name}=false" for name, info in RunRequest.model_fields.items()
+               if info.annotation is bool}
+    return re.sub(r"--[a-z][a-z-]*", lambda flag: fields.get(flag.group(0), flag.group(0)), message)
 
 
 class RunContext(RunRequest):
     run_dir: str | None = Field(None, description="Drive this existing run folder (its own config.json's "
                                 "settings are used); empty: a new run is made from these settings.")
     _run: Run | None = PrivateAttr(None)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ConfigError as error:  # Studio's form has fields, not options
+            raise ConfigError(in_form_words(str(error))) from None
 
     @classmethod
     def of(cls, run: Run) -> RunContext:
@@ -50,8 +66,11 @@ class RunContext(RunRequest):
         studio.check_runs_dir(Path(self.runs_dir).expanduser() if self.runs_dir else default_runs_dir())
         request = RunRequest(**self.model_dump(exclude={"run_dir"}))
         checkpoints = studio.server_checkpoints()
-        self._run = make_run(request, checkpointer=Path(checkpoints) if checkpoints else "sqlite",
-                             thread_id=thread_id)
+        try:
+            self._run = make_run(request, checkpointer=Path(checkpoints) if checkpoints else "sqlite",
+                                 thread_id=thread_id)
+        except ConfigError as error:
+            raise ConfigError(in_form_words(str(error))) from None
         return self._run
 
 

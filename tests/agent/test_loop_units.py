@@ -253,7 +253,7 @@ def test_bad_settings_in_the_graphs_context_are_one_sentence(tmp_path, monkeypat
     for context, sentence in [({"task": "rmsnorm_cpu", "model": "m", "colour": "red"},
                                "'colour' is not a run setting; the settings are task"),
                               ({"task": "rmsnorm_cpu", "model": "m", "max_dollars": "lots"},
-                               "--max-dollars 'lots' must be a finite number"),
+                               "max_dollars 'lots' must be a finite number"),  # the form's field, not the option
                               ({"task": "rmsnorm_cpu"}, "give exactly one worker"),
                               ({"model": "m"}, "the setting 'task' is missing"),
                               ({"model": "m", "task": "nope"}, "no such task folder")]:
