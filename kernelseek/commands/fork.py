@@ -10,7 +10,7 @@ from rich.markup import escape
 from kernelseek.commands.drive import console, result
 from kernelseek.commands.errors import fail
 from kernelseek.commands.output import note, print_json, print_rows
-from kernelseek.commands.run import AsJson, RunsDir
+from kernelseek.commands.run import RunsDir
 
 RunId = Annotated[str, typer.Argument(help="The run to fork: its id (folder name under the runs folder) or folder.")]
 At = Annotated[int | None, typer.Option("--at", help="The step of the decision point to fork at (see --list).")]
@@ -30,6 +30,9 @@ Steps = Annotated[int | None, typer.Option(help="Budget after the fork point: wo
 Evals = Annotated[int | None, typer.Option(help="Budget after the fork point: evaluations.")]
 Dollars = Annotated[float | None, typer.Option(help="Budget after the fork point: model dollars.")]
 NewId = Annotated[str | None, typer.Option("--run-id", help="Name the fork (default: RUN-atSTEP-HHMMSS).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON on stdout: with --list the decision points, "
+                                      "else the fork's end as `run --json` prints it (with --no-run: its id and "
+                                      "folder); the live view and notes go to stderr.")]
 NoRun = Annotated[bool, typer.Option("--no-run", help="Make the fork and stop; `kernelseek resume ID` drives it.")]
 
 

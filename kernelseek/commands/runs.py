@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from kernelseek.commands.drive import console
 from kernelseek.commands.errors import fail
 from kernelseek.commands.run import RunsDir
 from kernelseek.provenance import scripted_label
+
+console = Console()  # the listing is the command's output: stdout
 
 
 def runs_command(

@@ -70,3 +70,10 @@ def test_eval_json_is_a_list_of_reports_and_its_tables_go_to_stderr():
     assert report["kernel"] == str(kernel) and report["correct"] is True
     assert [s["scenario"] for s in report["scenarios"]] == ["rows1_cols4096"]
     assert "CORRECT" in result.stderr and "CORRECT" not in result.stdout
+
+
+def test_runs_lists_the_runs_on_stdout(ended_run):
+    _, runs = ended_run
+    result = invoke("runs", "--runs-dir", str(runs))
+    assert result.exit_code == 0, result.stderr
+    assert "r1" in result.stdout and "r1" not in result.stderr
