@@ -34,13 +34,16 @@ def test_a_scripted_runs_end_line_says_scripted_and_a_models_does_not():
 
 def test_the_terminal_summary_of_run_resume_and_fork_carries_the_label(tmp_path):
     run = SimpleNamespace(id="first", dir=tmp_path / "first", config=config("scripted/s.yaml"))
-    with drive.console.capture() as shown:
+    with drive.result.capture() as shown:  # the end line: stdout
         drive.finish(run, VALUES)
     assert "run first ended (SCRIPTED worker: fixed replies, not a model):" in " ".join(shown.get().split())
     run.config = config("openai/gpt-5")
-    with drive.console.capture() as shown:
+    with drive.result.capture() as shown:  # the end line: stdout
         drive.finish(run, VALUES)
     assert "run first ended: target gain" in " ".join(shown.get().split()) and "SCRIPTED" not in shown.get()
+    assert drive.summary(run, VALUES)["scripted"] is None  # --json says it too
+    run.config = config("scripted/s.yaml")
+    assert drive.summary(run, VALUES)["scripted"] == "SCRIPTED worker: fixed replies, not a model"
 
 
 def test_trace_show_names_a_scripted_worker_in_the_runs_first_line():

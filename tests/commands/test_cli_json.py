@@ -36,7 +36,8 @@ def test_a_run_in_a_pipe_prints_its_end_alone(ended_run):
     result, runs = ended_run
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "run r1 ended: step budget spent (2 worker turns) · best none · 2 steps · 0 evaluations · $0.0000",
+        "run r1 ended (SCRIPTED worker: fixed replies, not a model): step budget spent (2 worker turns) · best "
+        "none · 2 steps · 0 evaluations · $0.0000",
         "trace: kernelseek trace show r1"]  # whole lines, never broken at 80 columns
     assert "run r1 in " in result.stderr and "the worker ended its turn" in result.stderr  # the progress
 
@@ -48,6 +49,7 @@ def test_resume_json_is_the_runs_end(ended_run):
     end = json.loads(result.stdout)  # stdout is the JSON and nothing else
     assert end["run_id"] == "r1" and end["end_reason"] == "step budget spent (2 worker turns)"
     assert (end["steps"], end["evaluations"], end["best_speedup"]) == (2, 0, None)
+    assert end["scripted"] == "SCRIPTED worker: fixed replies, not a model"
     assert Path(end["dir"]) == runs / "r1"
     assert "already ended" in result.stderr
 
