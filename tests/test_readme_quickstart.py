@@ -90,7 +90,7 @@ def test_the_quick_start_pasted_in_a_clean_clone_asks_at_a_decision_point_and_sa
 
     # fork --list: the one decision point, under a title that says the run is scripted
     assert f"decision points of run first ({SCRIPTED})" in out[list_line]
-    assert "2 │ claimed_limit" in out[list_line]
+    assert "step decision point detail asked 2 claimed_limit " in out[list_line]  # header and row (TSV in a pipe)
 
     # the fork: the other question asked at step 2, and a run of its own that ends, labelled
     assert "asked now: “Which instructions does the inner loop spend its time on?”" in out[fork_line]
