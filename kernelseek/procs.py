@@ -5,8 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+_running: set[subprocess.Popen] = set()  # the groups started here whose call has not returned yet
+_running_lock = threading.Lock()
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -19,6 +25,28 @@ def kill_group(proc: subprocess.Popen) -> None:
             proc.kill()
         except ProcessLookupError:
             pass
+
+
+@contextmanager
+def tracked(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """`proc` (a group of its own) known to `kill_all` while the block runs."""
+    with _running_lock:
+        _running.add(proc)
+    try:
+        yield proc
+    finally:
+        with _running_lock:
+            _running.discard(proc)
+
+
+def kill_all() -> None:
+    """Kill every tracked group now. Ctrl-C reaches only the main thread, and a group of its own is out of
+    the terminal's reach: a tool call waiting on one in another thread would hold the exit until its command
+    ended (a minute of `sleep 60`); killed, it returns at once."""
+    with _running_lock:
+        running = list(_running)
+    for proc in running:
+        kill_group(proc)
 
 
 @dataclass
@@ -37,16 +65,17 @@ def run_group(command: str | list[str], timeout_s: float, *, input: str | None =
                             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
                             text=True, errors="replace", start_new_session=True)
-    try:
-        out, err = proc.communicate(input, timeout=timeout_s)
-        return Finished(proc.returncode, out, err or "", False)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        out, err = proc.communicate()
-        return Finished(-9, out or "", err or "", True)
-    except BaseException:
-        kill_group(proc)
-        raise
+    with tracked(proc):
+        try:
+            out, err = proc.communicate(input, timeout=timeout_s)
+            return Finished(proc.returncode, out, err or "", False)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            out, err = proc.communicate()
+            return Finished(-9, out or "", err or "", True)
+        except BaseException:
+            kill_group(proc)
+            raise
 
 
 def exit_text(code: int | None) -> str:

@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from kernelseek.procs import kill_group
+from kernelseek.procs import kill_group, tracked
 
 GRACE_S = 0.5  # how long output is still read after the command exits (a process that escaped may hold the pipe)
 
@@ -53,10 +53,11 @@ def run(argv: list[str], *, cwd: str, env: dict[str, str], timeout_s: float, kee
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
     out = Bounded(keep)
-    try:
-        timed_out = _pump(proc, out, time.monotonic() + timeout_s)
-    finally:
-        _end_session(proc)
+    with tracked(proc):
+        try:
+            timed_out = _pump(proc, out, time.monotonic() + timeout_s)
+        finally:
+            _end_session(proc)
     return Outcome(out.text(), None if timed_out else proc.returncode, timed_out)
 
 

@@ -3,6 +3,7 @@ human-mode question asked at the prompt, and the line that ends it (`kernelseek 
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 from rich.console import Console, Group
@@ -127,21 +128,31 @@ def summary(run: Any, values: dict[str, Any]) -> dict[str, Any]:
 def execute(run: Any, payload: Any, as_json: bool = False) -> None:
     from kernelseek.agent.run_summary import label
     from kernelseek.agent.worker import WorkerError
+    from kernelseek.harness.runner import stop_all
+    from kernelseek.procs import kill_all
     from kernelseek.project import load_graph
+
+    def interrupted(signum: int, frame: Any) -> None:  # noqa: ARG001 - a signal handler's signature
+        # Ctrl-C reaches the main thread only, while a judgement's child or a worker's shell command runs in a
+        # thread of the graph, in a session of its own; LangGraph waits for that thread before the interrupt
+        # goes on, so they are killed here, at once, instead of when they would have ended.
+        stop_all()
+        kill_all()
+        raise KeyboardInterrupt
 
     if label(run.config):  # said before the run's first line, and again in its panel and its last line
         console.print(f"[bold yellow]{escape(label(run.config))}[/]")
+    previous = signal.signal(signal.SIGINT, interrupted)
     try:
         with run.lock():
             with run.checkpointer() as saver:
                 values = drive(run, load_graph(run.config.graph, checkpointer=saver), payload)
     except KeyboardInterrupt:
-        from kernelseek.harness.runner import stop_all
-
-        stop_all()  # a judgement running in one of the graph's threads stops now, its child killed
         fail(f"interrupted; nothing completed is lost — `kernelseek resume {run.id}` continues the run.", 130)
     except (WorkerError, ValueError) as error:
         fail(f"{error} (run {run.id}: `kernelseek resume {run.id}` continues it)", 1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     console.print()
     finish(run, values, as_json)
 
