@@ -65,14 +65,21 @@ def _table_fits(width: int, columns: Sequence[str], cells: list[list[str]], wide
 
 def _print_records(console: Console, title: str, columns: Sequence[str], cells: list[list[str]],
                    wide: Sequence[str]) -> None:
-    """Each row as `first-cell  column value  column value ...`, then its wide cells, indented and wrapped."""
+    """Each row as `first-cell  column value  column value ...`, then its wide cells, indented and wrapped; a
+    table without wide cells (all of them figures) instead gives each of a row's cells a line of its own under
+    its first, its column's name beside it."""
     console.print(Text(title, style="bold"))
     short = [i for i, column in enumerate(columns) if column not in wide] or [0]
+    pad = max((len(columns[i]) for i in short[1:]), default=0)
     for row in cells:
         head = Text(row[short[0]], style="bold")
         for i in (i for i in short[1:] if row[i]):  # an empty cell says nothing
-            head.append(f"  {columns[i]} ", style="dim")
-            head.append(row[i])
+            if wide:
+                head.append(f"  {columns[i]} ", style="dim")
+                head.append(row[i])
+            else:
+                head.append(f"\n    {columns[i]:<{pad}}  ", style="dim")
+                head.append(row[i])
         console.print(head)
         for i, column in enumerate(columns):
             if column in wide and i not in short:

@@ -72,3 +72,16 @@ def test_bank_list_on_a_wide_terminal_is_a_table_whose_text_column_is_whole():
     for question in load_bank():
         assert _words(question.text) in texts, question.id
     assert ids == {question.id for question in load_bank()}
+
+
+def test_the_experiment_table_on_a_narrow_terminal_gives_each_figure_a_line(tmp_path):
+    config = REPO / "evals" / "experiments" / "cpu_demo.yaml"
+    status, lines = run_in_a_terminal("experiment", str(config), "--report-only", "--out", str(tmp_path / "out"),
+                                      columns=80)
+    assert status == 1, "\n".join(lines)  # no run has finished: the table of what there is, and the exit says so
+    assert all(len(line) <= 80 for line in lines) and not any("│" in line or "…" in line for line in lines)
+    start = lines.index("per graph (medians over repeats)")
+    for graph in ("kernelseek", "tool_rich", "no_question"):  # each graph's figures under its name, one a line
+        at = lines.index(graph, start)
+        assert lines[at + 1].split() == ["runs", "0/0"]
+        assert lines[at + 2].startswith("    best speedup: median [min–max]  ")
