@@ -104,7 +104,7 @@ def test_a_run_started_in_studio_is_resumed_and_reported_from_the_cli(server, tm
     assert client.threads.get_state(thread["thread_id"])["next"] == []  # the server sees the run's end too
 
     task = {"task": "rmsnorm_cpu", "model": model}
-    for context, sentence in [({**task, "max_steps": 0}, "--max-steps 0 must be a whole number, at least 1."),
+    for context, sentence in [({**task, "max_steps": 0}, "max_steps 0 must be a whole number, at least 1."),  # the form's field
                               ({**task, "runs_dir": str(project / "runs")}, "`langgraph dev` watches"),
                               ({"model": model}, "the setting 'task' is missing"),
                               ({**task, "task": "no_such_task"}, "no such task")]:

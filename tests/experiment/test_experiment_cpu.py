@@ -53,8 +53,9 @@ def test_cpu_demo_experiment_killed_then_finished(tmp_path):
     kept = {g: (runs[g] / "trace.jsonl").read_bytes() for g in done_first}
 
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
-    output = " ".join(result.stdout.split())
+    output = " ".join(result.stderr.split())  # progress and notes: stderr; stdout holds the table
     assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[0].startswith("graph\truns\tbest speedup")
     assert f"{len(done_first)} finished already ({', '.join(f'{g}-r0' for g in done_first)}: not run again)" in output
     for g in done_first:  # a finished run is not run again: its trace is byte for byte what it was
         assert (runs[g] / "trace.jsonl").read_bytes() == kept[g]
