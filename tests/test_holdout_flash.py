@@ -39,7 +39,6 @@ def test_names_are_unique_and_never_the_suites():
     assert not {s.name for s in TASK.holdout("sm90", 30, 1)} & {s.name for s in TASK.holdout("sm90", 30, 12)}
 
 
-@pytest.mark.slow
 def test_every_sampled_scenario_is_valid_and_no_larger_than_the_suites_largest():
     for arch, sample in SAMPLE.items():
         bounds = suites.limits(arch)
@@ -141,7 +140,6 @@ def test_sm100_excludes_d192_as_its_suite_does():
     assert 192 in {s.params["head_dim"] for s in SAMPLE["sm90"]}
 
 
-@pytest.mark.slow
 def test_small_sampled_scenarios_build_inputs_outputs_and_a_reference_on_the_cpu():
     sample = sorted(SAMPLE["sm90"], key=lambda s: suites.size_of(s.params)["work"])
     picked = {}

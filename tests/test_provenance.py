@@ -17,7 +17,6 @@ from kernelseek.experiment.report import write_report
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow  # draws the (empty) curves with matplotlib
 @pytest.mark.filterwarnings("error::UserWarning")  # an empty plot draws no legend rather than warning
 def test_results_name_each_graphs_worker_and_what_produced_them(tmp_path, capsys):
     config = tmp_path / "exp.yaml"

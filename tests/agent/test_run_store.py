@@ -25,7 +25,6 @@ def config(model: str = "scripted/none.json") -> Configuration:
     return Configuration(task=str(ROOT / "evals" / "tasks" / "rmsnorm_cpu"), kernel=SEED, model=model).validate()
 
 
-@pytest.mark.slow
 @pytest.mark.filterwarnings("error::UserWarning")  # an empty plot draws no legend rather than warning
 def test_runs_live_in_the_user_data_directory_by_default(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

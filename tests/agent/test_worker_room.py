@@ -172,7 +172,6 @@ def test_without_bubblewrap_the_run_refuses_unless_unconfined(tmp_path, monkeypa
     assert not ok and "bubblewrap (bwrap) is not installed" in text
 
 
-@pytest.mark.slow
 @needs_bwrap
 def test_the_compilers_work_in_the_sandbox(tmp_path):
     ctx = tools.ToolContext(tmp_path, timeout_s=120)

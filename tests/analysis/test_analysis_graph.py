@@ -105,7 +105,6 @@ def test_cli_analyze_prints_the_totals_and_the_verdict():
     assert len(verdict_line) == 1 and "fails (1 of 8 large gains: session-b c14" in verdict_line[0]
 
 
-@pytest.mark.slow
 def test_analyze_with_a_model_classifies_unrecorded_kinds(tmp_path, monkeypatch):
     import kernelseek.analysis.graph as graph_module
 

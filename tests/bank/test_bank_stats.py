@@ -34,7 +34,6 @@ def _auto_run(tmp_path, runs, run_id, *extra):
     return runs / run_id
 
 
-@pytest.mark.slow
 def test_outcomes_are_keyed_by_the_run_uuid_outside_the_repository(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
     before = _git_status()

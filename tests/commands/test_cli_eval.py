@@ -9,7 +9,6 @@ def kernelseek(*args):
     return subprocess.run([sys.executable, "-m", "kernelseek", *args], capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU message")
 def test_eval_without_a_gpu_says_so_in_one_sentence():
     result = kernelseek("eval", "kernels/seeds/flash_attn_fwd.cu", "--arch", "sm90")

@@ -127,7 +127,6 @@ def test_a_run_folder_from_another_configuration_is_refused(tmp_path):
         [("no_question-r0", "partial"), ("no_question-r1", "new")]  # more repeats: the new ones are added
 
 
-@pytest.mark.slow
 def test_the_three_graphs_differ_only_in_questions_and_tools(tmp_path):
     import json
 

@@ -38,7 +38,6 @@ def guard_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_an_unchanged_entry_is_used(tmp_path, arch):
     path = kernel(tmp_path, arch, "ks_a")

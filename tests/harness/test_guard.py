@@ -42,7 +42,6 @@ def refused(path: Path, arch: str, **kwargs) -> str:
 
 # --- what the host code may call -------------------------------------------------------------------
 
-@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_launcher_calling_the_python_c_api_is_refused(tmp_path, arch):
     path = write(tmp_path, arch, 'extern "C" int PyRun_SimpleString(const char*);\n'
@@ -69,7 +68,6 @@ extern "C" int ks_entry() {
     assert "uses dlopen" in message and "uses dlsym" in message and "loading libraries" in message
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("how", ["fopen", "open"])
 def test_a_proc_self_mem_writer_is_refused(tmp_path, arch, how):
@@ -82,7 +80,6 @@ def test_a_proc_self_mem_writer_is_refused(tmp_path, arch, how):
     assert f"uses {how}" in message and "opening files" in message
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 inline assembly")
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_raw_syscall_in_inline_assembly_is_refused(tmp_path, arch):
@@ -92,14 +89,12 @@ def test_a_raw_syscall_in_inline_assembly_is_refused(tmp_path, arch):
     assert "raw system call (syscall in ks_entry)" in message
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_getenv_is_refused(tmp_path, arch):
     path = write(tmp_path, arch, '#include <cstdlib>\nextern "C" int ks_entry() { return std::getenv("HOME") != 0; }\n')
     assert "uses getenv (the environment is off limits" in refused(path, arch)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_ordinary_runtime_use_passes(tmp_path, arch):
     path = write(tmp_path, arch, """
@@ -201,7 +196,6 @@ def test_an_absolute_or_local_include_is_refused(tmp_path, arch):
     assert f"{path}:2: includes the local file \"helper.h\"; a kernel is one self-contained file" in message
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_comments_that_name_cutlass_pass(tmp_path, arch):
     path = write(tmp_path, arch, '// CUTLASS would do this with #include <cutlass/gemm/device/gemm.h>\n'
@@ -232,7 +226,6 @@ def test_opened_headers_maps_each_header_to_the_candidates_line():
 
 # --- the entry point, size, bytes -----------------------------------------------------------------------
 
-@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_missing_entry_point_is_named_after_the_build(tmp_path, arch):
     path = write(tmp_path, arch, 'int ks_rmsnorm() { return 0; }\nextern "C" int ks_other() { return 1; }\n')
@@ -251,7 +244,6 @@ def test_a_candidate_over_4_mb_is_refused_before_anything_runs(tmp_path, arch, m
                                    "keep it under that.")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_non_utf8_byte_gives_a_normal_verdict(tmp_path, arch):
     good = tmp_path / f"good{TARGETS[arch]['suffix']}"

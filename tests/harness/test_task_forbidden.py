@@ -50,7 +50,6 @@ def test_the_judge_guards_with_the_task_folders_list(tmp_path):
     assert "(the C math library is not allowed)" in verdict.reason
 
 
-@pytest.mark.slow  # three builds, as the other build-cache tests (tests/harness/test_build_cache.py)
 def test_a_change_of_the_list_is_a_new_build(tmp_path):
     cache = tmp_path / "cache"
     first = build_kernel(SEED, "cpu", forbidden_libraries={"Eigen": r"eigen\d*"}, cache_dir=cache)
