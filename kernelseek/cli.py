@@ -12,15 +12,18 @@ import importlib
 import typer
 from typer.core import TyperOption
 
-_value_type = TyperOption.display_type_rich
+# A flag takes no value, so its help line should name none; the typer releases that write `<bool>` beside every
+# flag have this hook. Where typer lacks it (other releases, e.g. on the GPU machines), the help stays as typer
+# writes it: the command line must never fail to import over a help line.
+_value_type = getattr(TyperOption, "display_type_rich", None)
 
 
 def _no_type_for_flags(option: TyperOption, ctx: typer.Context) -> str | None:
-    """A flag takes no value, so its help line names none (typer writes `<bool>` beside every flag)."""
     return None if option.is_flag else _value_type(option, ctx)
 
 
-TyperOption.display_type_rich = _no_type_for_flags  # type: ignore[method-assign]
+if _value_type is not None:
+    TyperOption.display_type_rich = _no_type_for_flags  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="kernelseek",
