@@ -31,7 +31,7 @@ wait; echo "builds ready: $((SECONDS - START))s"
 first=${SANITIZE:-}; gate_reserve=$(( 20 + 45 * $(wc -w <<< "${SANITIZE:-x}") ))
 for arg in "$@"; do
   name=${arg%%=*}; spec=${arg#*=}; kernel=${spec%%@*}; flags=()
-  if [ "$spec" != "$kernel" ]; then flags=(--scenarios "${spec#*@}" --no-beside); read -ra more <<< "${SUBSET_FLAGS:-}"; flags+=("${more[@]}"); else read -ra flags <<< "${EVAL_FLAGS:-}"; fi
+  if [ "$spec" != "$kernel" ]; then flags=(--scenarios "${spec#*@}"); read -ra more <<< "${SUBSET_FLAGS:-}"; flags+=("${more[@]}"); else read -ra flags <<< "${EVAL_FLAGS:-}"; fi
   first=${first:-$kernel}
   budget=$(( $(left) - gate_reserve )); [ "$budget" -gt 240 ] && budget=240
   if [ "$budget" -lt 40 ]; then echo "$name: skipped, $(left)s left"; continue; fi

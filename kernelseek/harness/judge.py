@@ -208,7 +208,7 @@ def select_holdout(task: Task, arch: str, n: int, seed: int | None, chosen: list
 
 def judge(task: str | Path | Task, kernel: str | Path, arch: str, *, quick: bool = False,
           out: str | Path | None = None, scenarios: str | None = None, seed: int | None = None,
-          beside: bool | None = None, progress: Callable[[dict], None] | None = None,
+          beside: bool = False, progress: Callable[[dict], None] | None = None,
           on_start: Callable[[int], None] | None = None, command: str | None = None,
           timeout_s: float | None = None, holdout: int = 0, holdout_seed: int | None = None,
           sanitize: dict | None = None) -> Judgement:
@@ -287,7 +287,7 @@ def check_out_path(out: str | Path) -> None:
 
 
 def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: list, verdict: Judgement, *,
-                 quick: bool, seed: int | None, beside: bool | None, progress: Callable[[dict], None] | None,
+                 quick: bool, seed: int | None, beside: bool, progress: Callable[[dict], None] | None,
                  on_start: Callable[[int], None] | None, timeout_s: float | None) -> None:
     build = build_kernel(kernel, arch, entry_point=task.entry_point or None,
                          forbidden_libraries=task.forbidden_libraries)
@@ -297,7 +297,7 @@ def _judge_built(task: Task, kernel: str | Path, arch: str, chosen: list, held: 
         on_start(len(chosen))
     spec = {"task": str(task.folder), "library": build.library, "arch": arch,
             "seed": seed if seed is not None else random.randrange(1 << 30),
-            "budget_s": 0.1 if quick else 0.25, "beside": (not quick) if beside is None else beside,
+            "budget_s": 0.1 if quick else 0.25, "beside": beside,
             "warm_s": 0.5 if quick else 1.5}
     if arch == "cpu":
         spec.update(l2_bytes=4 << 20, max_sets=8)  # a host cache's worth; the GPU child reads its L2 size
