@@ -54,7 +54,7 @@ def events(run: Path, kind: str) -> list[dict]:
     return [e for e in map(json.loads, (run / "trace.jsonl").read_text().splitlines()) if e["type"] == kind]
 
 
-@pytest.mark.slow  # two judged runs of the CPU task: 1-2 minutes on this 2-core machine
+# in CI's quick pass although it takes 1-2 minutes (two judged runs of the CPU task): it is what a newcomer does first
 @pytest.mark.skipif(not (VENV / "bin" / "kernelseek").is_file(), reason="needs a venv with the kernelseek command")
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the quick start's run is sandboxed: needs bubblewrap")
 def test_the_quick_start_pasted_in_a_clean_clone_asks_at_a_decision_point_and_says_scripted(tmp_path):
