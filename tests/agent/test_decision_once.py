@@ -15,6 +15,23 @@ from kernelseek.settings import Configuration
 SEED = str(ROOT / "kernels" / "seeds" / "rmsnorm_cpu.cpp")
 
 
+def count_detections(tmp_path, monkeypatch) -> list[tuple[int, bool]]:  # noqa: ANN001
+    """A copy of the bank for the run, and the (step, after_eval) of every detection of a decision point;
+    the questioner detecting one again fails the test."""
+    monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
+    calls = []
+    real = decision_points.detect
+
+    def counted(state, cfg, *, after_eval):  # noqa: ANN001, ANN202
+        calls.append((state.get("step"), after_eval))
+        return real(state, cfg, after_eval=after_eval)
+
+    monkeypatch.setattr(decision_points, "detect", counted)
+    monkeypatch.setattr(questioner, "detect", lambda *a, **k: pytest.fail("the questioner detected the decision "
+                                                                         "point again"))
+    return calls
+
+
 def test_no_evaluation_for_n_steps_is_a_decision_point():
     cfg = Configuration(task="rmsnorm_cpu", kernel=SEED, model="scripted/x.json", no_eval_steps=3)
     state = initial_state("/x")
@@ -27,19 +44,7 @@ def test_no_evaluation_for_n_steps_is_a_decision_point():
 
 
 def test_a_worker_editing_without_evaluating_is_asked_and_each_decision_is_detected_once(tmp_path, monkeypatch):
-    monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
-    calls = []
-    real = decision_points.detect
-
-    def counted(state, cfg, *, after_eval):
-        calls.append((state.get("step"), after_eval))
-        return real(state, cfg, after_eval=after_eval)
-
-    def never(*args, **kwargs):
-        raise AssertionError("the questioner detected the decision point again")
-
-    monkeypatch.setattr(decision_points, "detect", counted)
-    monkeypatch.setattr(questioner, "detect", never)
+    calls = count_detections(tmp_path, monkeypatch)
     worker = script(tmp_path / "worker.json", [{"content": f"Editing, part {i}.", "tool_calls": [shell(f"echo {i}")]}
                                                for i in range(1, 5)])
     runs = tmp_path / "runs"
@@ -66,16 +71,7 @@ def test_the_seed_bank_has_questions_for_the_new_decision_point(point):
 def test_a_decision_after_a_judgement_is_detected_once_by_the_harness_node(tmp_path, monkeypatch):
     from loop_support import EVALUATE, write
 
-    monkeypatch.setenv("KERNELSEEK_BANK", str(bank_copy(tmp_path)))
-    calls = []
-    real = decision_points.detect
-
-    def counted(state, cfg, *, after_eval):
-        calls.append((state.get("step"), after_eval))
-        return real(state, cfg, after_eval=after_eval)
-
-    monkeypatch.setattr(decision_points, "detect", counted)
-    monkeypatch.setattr(questioner, "detect", lambda *a, **k: pytest.fail("detected twice"))
+    calls = count_detections(tmp_path, monkeypatch)
     worker = script(tmp_path / "worker.json", [{"content": "A faster sum.", "tool_calls": [write("wrong"), EVALUATE]},
                                                {"content": "Looking at the failures."}])
     runs = tmp_path / "runs"

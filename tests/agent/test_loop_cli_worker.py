@@ -10,13 +10,18 @@ import pytest
 from loop_support import FIXTURES, events, invoke
 
 
+def run_fake_cli(runs, run_id: str, flags: str = ""):  # noqa: ANN001, ANN201
+    """`kernelseek run` on the CPU task with tests/fixtures/loop/fake_cli.py as the external worker."""
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'fake_cli.py'))} {{prompt_file}} " \
+              f"{shlex.quote(str(FIXTURES))} {flags}".rstrip()
+    return invoke(["run", "rmsnorm_cpu", "--worker-command", command, "--mode", "none", "--no-judge-start",
+                   "--target", "1.0", "--runs-dir", str(runs), "--run-id", run_id])
+
+
 @pytest.mark.slow
 def test_external_cli_worker_end_to_end(tmp_path):
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'fake_cli.py'))} {{prompt_file}} " \
-              f"{shlex.quote(str(FIXTURES))}"
     runs = tmp_path / "runs"
-    result = invoke(["run", "rmsnorm_cpu", "--worker-command", command, "--mode", "none", "--no-judge-start",
-                     "--target", "1.0", "--runs-dir", str(runs), "--run-id", "cli"])
+    result = run_fake_cli(runs, "cli")
     assert result.exit_code == 0, result.output
     assert "target 1x met" in result.output
     run = runs / "cli"
@@ -36,11 +41,8 @@ def test_external_cli_worker_end_to_end(tmp_path):
 
 @pytest.mark.slow
 def test_external_cli_keeps_its_session_and_its_stream_reaches_the_trace(tmp_path):
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'fake_cli.py'))} {{prompt_file}} " \
-              f"{shlex.quote(str(FIXTURES))} --stream --session {{session_id}} {{first:--new}}{{resume:--resume}}"
     runs = tmp_path / "runs"
-    result = invoke(["run", "rmsnorm_cpu", "--worker-command", command, "--mode", "none", "--no-judge-start",
-                     "--target", "1.0", "--runs-dir", str(runs), "--run-id", "session"])
+    result = run_fake_cli(runs, "session", "--stream --session {session_id} {first:--new}{resume:--resume}")
     assert result.exit_code == 0, result.output
     run = runs / "session"
     uuid = json.loads((run / "config.json").read_text())["run_uuid"]
