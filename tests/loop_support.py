@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -79,3 +81,17 @@ def graph_snapshot(run: Path | str):  # noqa: ANN201 - LangGraph's StateSnapshot
 def graph_values(run: Path | str) -> dict:
     """The graph state of the run in the folder `run` (its latest checkpoint)."""
     return dict(graph_snapshot(run).values)
+
+
+def kill_9_once_logged(proc: subprocess.Popen, log: Path, marker: str, what: str) -> None:
+    """SIGKILL `proc` once `log` (a run's workspace file its scripted worker appends to) holds `marker`, within
+    120 s; `what` names the moment in the failure message. The process is reaped either way."""
+    deadline = time.monotonic() + 120
+    try:
+        while not (log.is_file() and marker in log.read_text()):
+            assert proc.poll() is None, proc.stdout.read().decode()
+            assert time.monotonic() < deadline, f"the run never reached {what}"
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)

@@ -6,12 +6,23 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections import Counter
 from contextlib import contextmanager
 
 import pytest
-from loop_support import CLI, EVALUATE, ROOT, env, events, graph_snapshot, run_cli, script, shell, write
+from loop_support import (
+    CLI,
+    EVALUATE,
+    ROOT,
+    env,
+    events,
+    graph_snapshot,
+    kill_9_once_logged,
+    run_cli,
+    script,
+    shell,
+    write,
+)
 
 
 def postgres_url() -> str:
@@ -46,15 +57,8 @@ def test_kill_9_then_resume(tmp_path, checkpointer):
         args += ["--checkpointer", postgres_url()]
     proc = subprocess.Popen([*CLI, *args], cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     run = runs / "killed"
-    deadline = time.monotonic() + 120
-    try:  # wait until step 2 has begun (its model call is recorded; its shell command is sleeping)
-        while not ((run / "workspace" / "log.txt").is_file() and "step2" in (run / "workspace" / "log.txt").read_text()):
-            assert proc.poll() is None, proc.stdout.read().decode()
-            assert time.monotonic() < deadline, "the run never reached step 2"
-            time.sleep(0.1)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
+    # once step 2 has begun (its model call is recorded; its shell command is sleeping)
+    kill_9_once_logged(proc, run / "workspace" / "log.txt", "step2", "step 2")
     assert proc.returncode == -signal.SIGKILL
     before = events(run)
     assert [e["step"] for e in before if e["type"] == "model_call"] == [1, 2]

@@ -9,16 +9,24 @@ page from the forks' traces."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
-from loop_support import CLI, FIXTURES, ROOT, env, events, graph_values, run_cli, shell, source
+from loop_support import (
+    CLI,
+    FIXTURES,
+    ROOT,
+    env,
+    events,
+    graph_values,
+    kill_9_once_logged,
+    run_cli,
+    shell,
+    source,
+)
 
 DEMO = ROOT / "evals" / "experiments" / "cpu_forks"
 BANK = DEMO / "bank"
@@ -152,15 +160,9 @@ def test_a_fork_killed_mid_run_resumes(world):
                              "--steps", "3", "--run-id", "killed"], cwd=ROOT,
                             env=env(**world["env"], KERNELSEEK_SCRIPTED_LOG=str(log)),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    fork, deadline = runs / "killed", time.monotonic() + 120
-    try:  # wait until the fork's first step is inside its sleeping shell call
-        while not ((fork / "workspace" / "log.txt").is_file() and "forked" in (fork / "workspace" / "log.txt").read_text()):
-            assert proc.poll() is None, proc.stdout.read().decode()
-            assert time.monotonic() < deadline, "the fork never reached its first step"
-            time.sleep(0.1)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
+    fork = runs / "killed"
+    # once the fork's first step is inside its sleeping shell call
+    kill_9_once_logged(proc, fork / "workspace" / "log.txt", "forked", "the fork's first step")
     before = events(fork)
     assert [e["step"] for e in before if e["type"] == "model_call"] == [5]
     resumed = _cli(world, ["resume", "killed"], log)
