@@ -5,8 +5,8 @@ and every `ray.init()` of a local cluster writes one to ~/.ray/auth_token), then
 `--parallel` without an address never joins that head, even where Ray's default (`address=None`) would.
 
 Each test has a home and a Ray temporary folder of its own (HOME, RAY_TMPDIR), so the head is found only
-through them and no other Ray on the machine is touched. Ray is in the dev extra: CI runs these (slow: a head
-takes some 15 s to start on 2 cores)."""
+through them and no other Ray on the machine is touched. Ray is in the dev extra: CI's quick pass runs these, the
+acceptance of the cluster recipe (some 35 s on 2 cores, one head for the module)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def _own_processes(folder: Path) -> list[int]:
     return pids
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # one head for the three tests: a start and a stop are some 10 s on 2 cores
 def head() -> Iterator[Head]:
     if not ray_available():
         pytest.fail("Ray is not installed in this environment; `pip install -e '.[dev]'` installs it.")
@@ -123,7 +123,6 @@ def _eval(head: Head, tmp_path: Path, *extra: str, env: dict[str, str] | None = 
                           capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.slow
 def test_eval_parallel_on_a_started_head_with_ray_default_auth(head, tmp_path):
     token = (Path(head.env["HOME"]) / ".ray" / "auth_token").read_text().strip()
     before = _jobs(head.address, token)
@@ -137,7 +136,6 @@ def test_eval_parallel_on_a_started_head_with_ray_default_auth(head, tmp_path):
     assert _jobs(head.address, token) == before + 1  # our driver joined this head
 
 
-@pytest.mark.slow
 def test_a_head_that_wants_a_token_we_lack_is_refused_in_one_sentence_at_once(head, tmp_path):
     stranger = tmp_path / "stranger"  # another machine's user: no token in its home
     stranger.mkdir()
@@ -160,7 +158,6 @@ def test_a_head_that_wants_a_token_we_lack_is_refused_in_one_sentence_at_once(he
     assert result.returncode == 2 and "the token here is not the cluster's" in said, said[-3000:]
 
 
-@pytest.mark.slow
 def test_parallel_alone_never_joins_a_running_head(head, tmp_path):
     token = (Path(head.env["HOME"]) / ".ray" / "auth_token").read_text().strip()
     # Ray's default would join this head: its address file is where ray.init(address=None) looks
