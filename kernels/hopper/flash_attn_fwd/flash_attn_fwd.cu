@@ -1337,6 +1337,29 @@ __device__ __forceinline__ void release_held(HeldBuffer& h, bool leader) {
   h = {0u, 0u};
 }
 
+// What a consumer warp keeps across its tiles: the call's parameters, the shared-memory map, its
+// warpgroup's Q rows, its turn (PINGPONG), its place in the quad, and the score scale (log2 units).
+template <class C>
+struct ConsumerWarp {
+  const Params& p;
+  const Smem<C>& sm;
+  uint32_t sQw;
+  Pingpong<C::WGS> turn;
+  int lane, qd;
+  float sl2;
+};
+
+// A tile's running state in the warp's registers: O, the block's scores (then probabilities), the
+// P operand of the P V product, and each of the thread's two rows' running max and sum.
+template <class C>
+struct TileRegs {
+  float* o;
+  float* s;
+  ProbsOperand<C>& pv;
+  float* mrow;
+  float* lrow;
+};
+
 // The key-block loop of one tile, last key block first. Iteration it issues the S product of its
 // block together with the P V product of the previous block, so the tensor cores work while this
 // warpgroup's softmax runs. kv: the ring position of the tile's first block; on return, the
@@ -1344,11 +1367,20 @@ __device__ __forceinline__ void release_held(HeldBuffer& h, bool leader) {
 // instead of releasing it. signal (O_BORROW under turns): tell the other warpgroup when this one's
 // product on the buffer it stages into is complete (1: the last S product; 0: the last P V product).
 template <class C, bool FED>
-__device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float* s, float* mrow, float* lrow,
-                                            RingPos<C::STAGES>& kv, uint32_t& qcount, const Params& p,
-                                            const Tile& T, const RowCtx& rc, const Smem<C>& sm, uint32_t sQw,
-                                            const Pingpong<C::WGS>& turn, int lane, int qd, float sl2, bool hold,
-                                            bool signal, HeldBuffer& held) {
+__device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const TileRegs<C>& r, RingPos<C::STAGES>& kv,
+                                            uint32_t& qcount, const Tile& T, const RowCtx& rc, bool hold, bool signal,
+                                            HeldBuffer& held) {
+  const Params& p = cw.p;
+  const Smem<C>& sm = cw.sm;
+  const uint32_t sQw = cw.sQw;
+  const Pingpong<C::WGS>& turn = cw.turn;
+  const int lane = cw.lane, qd = cw.qd;
+  const float sl2 = cw.sl2;
+  float* o = r.o;
+  float* s = r.s;
+  float* mrow = r.mrow;
+  float* lrow = r.lrow;
+  ProbsOperand<C>& pv = r.pv;
   const int n_it = T.nb_hi - T.nb_lo;
   const int keep_k = hold && turn.w == 0 ? n_it - 1 : -1;  // the iteration whose K buffer is held (or none)
   const bool keep_v = hold && turn.w == 1;
@@ -1635,6 +1667,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   ProbsOperand<C> pv(sm.p + w * C::P_WG_BYTES, w, lane);
   float s[C::BN / 2];
   HeldBuffer stored{0u, 0u};  // O_BORROW: the buffer the last O store reads, released at the next tile's Q
+  const ConsumerWarp<C> warp_ctx{p, sm, sQw, turn, lane, qd, sl2};
 
   constexpr bool fed = FED;
   for (int i = 0;; ++i) {
@@ -1674,8 +1707,8 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     if constexpr (C::O_BORROW) hold = meet && o_box(p, T, w, sched.R).ok;
     HeldBuffer held{0u, 0u};
     if (T.nb_hi > T.nb_lo)
-      attend_tile<C, FED>(o, pv, s, mrow, lrow, kv, qcount, p, T, rc, sm, sQw, turn, lane, qd, sl2, hold,
-                     meet && C::PINGPONG, held);
+      attend_tile<C, FED>(warp_ctx, TileRegs<C>{o, s, pv, mrow, lrow}, kv, qcount, T, rc, hold, meet && C::PINGPONG,
+                          held);
     if constexpr (FED && !C::P_SMEM) {  // the tile again, for the epilogue, from the warp's stash
       unstash_tile(T, sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize));
       rc = row_ctx(T, rloc0, sched.R, p.pack_g);
