@@ -5,6 +5,7 @@ row's numbers. The attention kernel's generated wgmma wrappers are what gen_wgmm
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -43,13 +44,18 @@ def test_a_kernel_folder_holds_the_kernel_its_map_and_its_results(name):
 @needs_history
 @pytest.mark.parametrize("name", ["flash_attn_fwd", "add_rmsnorm"])
 def test_every_results_row_names_the_commit_of_exactly_the_judged_file(name):
-    rows = ROW.findall((HOPPER / name / "RESULTS.md").read_text())
+    text = (HOPPER / name / "RESULTS.md").read_text()
+    rows = ROW.findall(text)
+    # a row the pattern misses would go unchecked: every version row must match it
+    assert len(rows) == len(re.findall(r"^\| v\d+ \|", text, re.MULTILINE)), "a version row is not in the table's form"
     for version, commit, date, card, correct, total, speedup, holdout, json_name in rows:
         kernel = git("show", f"{commit}:kernels/hopper/{name}/{name}.cu") or git("show", f"{commit}:kernels/hopper/{name}.cu")
         assert kernel, f"{version}: {commit} holds no {name}.cu"
         raw = (ROOT / json_name).read_bytes() if json_name.startswith("benchmarks/") else \
             git("show", f"{ARCHIVE}:evals/results/{json_name}")
         assert raw, f"{version}: {json_name} is neither under benchmarks/results/ nor at {ARCHIVE}"
+        if json_name.endswith(".gz"):
+            raw = gzip.decompress(raw)
         report = json.loads(raw)
         assert report["sha256"] == hashlib.sha256(kernel).hexdigest(), f"{version}: {commit} is not the judged file"
         assert report["created"].startswith(date) and card in report["device"]["name"], version
