@@ -21,8 +21,8 @@ if [ "${PART:-all}" != judge ]; then
     | tee "$OUT/gpu-tests.log" | tail -25
 fi
 if [ "${PART:-all}" != tests ]; then
-  for job in "flash_attn_fwd-v73-sealed-holdout24-s2=kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu --holdout 24 --seed 2" \
-             "add_rmsnorm-v5-sealed-holdout24-s1=kernels/hopper/add_rmsnorm/add_rmsnorm.cu --holdout 24 --seed 1"; do
+  for job in "flash_attn_fwd-sealed-holdout24-s2=kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu --holdout 24 --seed 2" \
+             "add_rmsnorm-sealed-holdout24-s1=kernels/hopper/add_rmsnorm/add_rmsnorm.cu --holdout 24 --seed 1"; do
     name=${job%%=*}; read -ra args <<< "${job#*=}"
     case "$name" in "${KERNELS:-}"*) ;; *) continue ;; esac
     t0=$SECONDS
