@@ -4,9 +4,9 @@ and every `ray.init()` of a local cluster writes one to ~/.ray/auth_token), then
 --ray-address` against it; a machine without the token is refused in one sentence that says so, in seconds; and
 `--parallel` without an address never joins that head, even where Ray's default (`address=None`) would.
 
-Each test has a home and a Ray temporary folder of its own (HOME, RAY_TMPDIR), so the head is found only
-through them and no other Ray on the machine is touched. Ray is in the dev extra: CI's quick pass runs these, the
-acceptance of the cluster recipe (some 35 s on 2 cores, one head for the module)."""
+The module's head has a home and a Ray temporary folder of its own (HOME, RAY_TMPDIR), so it is found only
+through them and no other Ray on the machine is touched. Ray is in the dev extra: CI's quick pass runs these,
+the acceptance of the cluster recipe (some 35 s on 2 cores)."""
 
 from __future__ import annotations
 
