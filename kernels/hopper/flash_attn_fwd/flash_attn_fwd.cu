@@ -16,7 +16,8 @@
 // past the sequence's end (and never past the tensor); the shifted-in rows are masked. When the batch
 // may hold fewer rows in all than one box, a one-thread kernel first bounds the maps' rows by the true
 // totals from cu_seqlens, so TMA zero-fills a box's rows past the end.
-// Split-KV (decode-like shapes): fp32 partials in a workspace allocated once, then a combine kernel.
+// Split-KV (decode-like shapes, fixed length or varlen): fp32 partials in a workspace allocated once,
+// then a combine kernel; varlen splits each sequence's own key blocks, partials by packed query row.
 // Causal with more queries than keys: the leading query rows see no key (O = 0, lse = -inf); when
 // whole waves of tiles are such rows, a fill kernel writes them at streaming speed and the main
 // kernel starts at the first m-block that sees a key (a second Q buffer for such tiles measured nothing).
@@ -227,6 +228,7 @@ constexpr int kVarlenMaxBuckets = 512;
 constexpr int kVarlenTableBytes = (2 * kVarlenMaxBatch + kVarlenMaxBuckets + 1) * 4;
 constexpr int kMaxDynSmem = 232448;                              // sm_90: 227 KiB of dynamic smem per CTA
 constexpr int kMaxSplits = 16;
+constexpr int kMinBlocksPerSplit = 2;                            // key blocks a split at least (choose_splits)
 constexpr int kOStageMaxBN = 128;                                // widest key block whose config stages O
 
 // Register split after setmaxnreg. A CTA of T threads is launched with 65536 / T registers a thread
@@ -600,6 +602,7 @@ struct Params {
   int feed_slot;       // >= 0: CTAs take tiles in schedule order from g_tile_feeds[feed_slot]
   int fed_tiles;       // how many (a parameter, not a register of the 24-register producer)
   float* o_part;       // split-KV partials: [split][batch][hq][sq][D] fp32 and [split][batch][hq][sq]
+                       // (varlen: [split][hq][batch x sq packed rows][D] and [split][hq][batch x sq])
   float* lse_part;
   float sl2;     // multiplier taking a score to log2 units; softcap: its tanh (the cap rides in it)
   float cap_in;  // softcap: scale / softcap (0: no softcap)
@@ -915,10 +918,20 @@ struct TileScheduler {
       const int lim = min(T.m0 + R, T.sq) + T.sk - T.sq;  // keys [0, lim) visible to the tile's last row
       nbk = min(nbk, lim <= 0 ? 0 : (lim + BN - 1) / BN);
     }
-    const int chunk = (nbk + p.n_splits - 1) / p.n_splits;
+    // A split's share of the tile's key blocks. Varlen: the longest sequence's share, the same for
+    // every sequence (the host sized the splits by the longest), so a shorter one fills its first
+    // splits and leaves the rest empty (neutral partials: fa_fwd_sm90's early exit) rather than
+    // cutting its few blocks into one-block shares (at least its own nbk in all, should a sequence
+    // exceed the maximum it was given). Only in the configurations a varlen split launches: unfed,
+    // no varlen-schedule twin, two consumers (the tall tiles are fixed length). The others keep the
+    // even share of their own nbk: with the maximum, the 24-register producer of d192's fed twin and
+    // d64's tall-wide consumers spilled 4-24 bytes.
+    constexpr bool kVarlenSplit = !C::VS && !FED && C::WGS == 2;
+    const int chunk = ((kVarlenSplit && varlen ? max(nbk, (p.sk + BN - 1) / BN) : nbk) + p.n_splits - 1) / p.n_splits;
     T.nb_lo = min(nbk, T.sp * chunk);
     T.nb_hi = min(nbk, T.nb_lo + chunk);
-    T.q_row0 = tile_start(T.q_start, T.sq, T.m0, C::BM, varlen, &T.qshift);
+    // The Q box holds pack_r rows of each head (BM unpacked): varlen shifts it by that.
+    T.q_row0 = tile_start(T.q_start, T.sq, T.m0, p.pack_r, varlen, &T.qshift);
     T.bq = varlen ? 0 : T.b;
     return true;
   }
@@ -1433,15 +1446,26 @@ __device__ __forceinline__ void finalize_rows(const float* mrow, const float* lr
   }
 }
 
+// Split-KV partials: a split's rows are batch x hq x sq: fixed length [batch][hq][sq]; varlen
+// [hq][packed query row], the packed rows bounded by batch x max seqlen_q (fa_combine reads them the
+// same way). The tile owns rows [m0, sq) of its nominal rows; rows shifted in by varlen's box shift
+// (row < m0) belong to another tile, as in store_output. -1: no row of the partials.
+__device__ __forceinline__ long long partial_row(const Params& p, const Tile& T, int head, int row) {
+  const long long rows_q = static_cast<long long>(p.batch) * p.sq;
+  const long long packed = static_cast<long long>(T.q_start) + row;  // varlen: the packed query row
+  if (row < T.m0 || row >= T.sq || (p.varlen && packed >= rows_q)) return -1;
+  return static_cast<long long>(T.sp) * p.hq * rows_q +
+         (p.varlen ? head * rows_q + packed : (static_cast<long long>(T.b) * p.hq + head) * p.sq + row);
+}
+
 // Split-KV partial: O normalized by this split's own sum, and this split's lse (fp32).
 template <int D>
 __device__ __forceinline__ void store_partial(const Params& p, const Tile& T, const RowCtx& rc, const float* o,
                                               const float* inv, const float* lse_v, int qd) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int row = rc.row[r];
-    if (row < T.sq) {
-      const long long ridx = ((static_cast<long long>(T.sp) * p.batch + T.b) * p.hq + rc.head[r]) * p.sq + row;
+    const long long ridx = partial_row(p, T, rc.head[r], rc.row[r]);
+    if (ridx >= 0) {
       float* orow = p.o_part + ridx * D + 2 * qd;
 #pragma unroll
       for (int i = 0; i < D / 8; ++i)
@@ -1709,6 +1733,29 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
     fa_fwd_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, const Params p) {
   using C = Cfg<D, BN, STAGES, WGS, VS>;
+  if constexpr (!VS && !FED) {
+    // Varlen split-KV: one CTA per (tile, split) of the maxima (choose_grid). A split past its
+    // sequence's key blocks (a shorter sequence than the longest) or a tile past its sequence's query
+    // rows ends here, before any barrier: the former writes its neutral partials (O = 0,
+    // lse = -inf, which weigh nothing in fa_combine), so every split of every row has one.
+    if (p.varlen && p.n_splits > 1) {
+      const TileScheduler<false> sched(p, nullptr);
+      Tile T;
+      if (!sched.template decode<C>(p, static_cast<int>(blockIdx.x), T)) return;
+      if (T.nb_hi <= T.nb_lo) {
+        const int rows = p.pack_g * p.pack_r;
+        for (int j = threadIdx.x; j < rows * (D + 1); j += blockDim.x) {
+          const int m = j / (D + 1), e = j - m * (D + 1);  // e == D: the lse
+          const int g = m / p.pack_r;
+          const long long ridx = partial_row(p, T, T.hq0 + g, T.m0 + (m - g * p.pack_r));
+          if (ridx < 0) continue;
+          if (e == D) p.lse_part[ridx] = -INFINITY;
+          else p.o_part[ridx * D + e] = 0.f;
+        }
+        return;
+      }
+    }
+  }
   extern __shared__ uint8_t smem_raw[];
   const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u), smem_raw);
   const int tid = threadIdx.x;
@@ -1752,12 +1799,16 @@ __global__ void __launch_bounds__(1) fa_bind_varlen_rows(const __grid_constant__
   tensormap_release();
 }
 
-// Split-KV combine: one warp per (batch, head, row).
+// Split-KV combine: one warp per (batch, head, row); varlen, per (head, packed query row), the rows
+// bounded by batch x max seqlen_q and those past the batch's true total, cu_q[batch], skipped.
+// Every split of a row has a partial: a split with no visible key wrote lse = -inf and O = 0, which
+// weighs nothing here (a row that sees no key at all gets O = 0, lse = -inf).
 struct CombParams {
   const float* o_part;
   const float* lse_part;
   __nv_bfloat16* o;
   float* lse;
+  const int* cu_q;  // varlen: the packed rows' offsets (nullptr: fixed length)
   long long o_sb, o_sr, o_sh;
   int batch, hq, sq, n_splits;
 };
@@ -1770,9 +1821,20 @@ __global__ void __launch_bounds__(kCombineThreads) fa_combine(const CombParams c
   const long long id = static_cast<long long>(blockIdx.x) * kCombineRowsPerBlock + warp;
   const long long nrows = static_cast<long long>(c.batch) * c.hq * c.sq;
   if (id >= nrows) return;
-  const int row = static_cast<int>(id % c.sq);
-  const int h = static_cast<int>((id / c.sq) % c.hq);
-  const int b = static_cast<int>(id / (static_cast<long long>(c.sq) * c.hq));
+  long long o_off, lse_idx;
+  if (c.cu_q) {  // [hq][packed row]
+    const long long rows_q = static_cast<long long>(c.batch) * c.sq, total_q = c.cu_q[c.batch];
+    const long long i = id % rows_q, h = id / rows_q;
+    if (i >= total_q) return;
+    o_off = i * c.o_sr + h * c.o_sh;
+    lse_idx = h * total_q + i;
+  } else {  // [batch][hq][sq]
+    const int row = static_cast<int>(id % c.sq);
+    const int h = static_cast<int>((id / c.sq) % c.hq);
+    const int b = static_cast<int>(id / (static_cast<long long>(c.sq) * c.hq));
+    o_off = static_cast<long long>(b) * c.o_sb + static_cast<long long>(row) * c.o_sr + static_cast<long long>(h) * c.o_sh;
+    lse_idx = id;
+  }
   const long long split_stride = nrows;
   float lmax = -INFINITY;
   for (int s = 0; s < c.n_splits; ++s) lmax = fmaxf(lmax, c.lse_part[s * split_stride + id]);
@@ -1795,14 +1857,13 @@ __global__ void __launch_bounds__(kCombineThreads) fa_combine(const CombParams c
       }
     }
   }
-  __nv_bfloat16* orow = c.o + static_cast<long long>(b) * c.o_sb + static_cast<long long>(row) * c.o_sr +
-                        static_cast<long long>(h) * c.o_sh;
+  __nv_bfloat16* orow = c.o + o_off;
 #pragma unroll
   for (int i = 0; i < E; ++i) {
     const int e = lane + kWarpSize * i;
     if (e < D) orow[e] = __float2bfloat16(acc[i]);
   }
-  if (lane == 0) c.lse[id] = lse;
+  if (lane == 0) c.lse[lse_idx] = lse;
 }
 
 // Rows that see no key (causal, the first `rows` query rows of every head when seqlen_q > seqlen_k):
@@ -2196,12 +2257,46 @@ static void choose_gqa_packing(Params& prm, int bm, int seqlen_q, int heads_q, i
 // half the SMs" (ns >= 2 <=> tiles <= SMs / 2): from there up a split costs a second round.
 // >= 2 key blocks per split: with one, the split's fixed cost (Q load, partial store, combine
 // read) is as large as its work. Returns 1 for no split.
-constexpr int kMinBlocksPerSplit = 2;
 static int choose_splits(long long tiles, int nbk, int nsm) {
   long long ns = nsm / tiles;
   if (ns > nbk / kMinBlocksPerSplit) ns = nbk / kMinBlocksPerSplit;
   if (ns > kMaxSplits) ns = kMaxSplits;
   return ns >= 2 ? static_cast<int>(ns) : 1;
+}
+
+// Varlen split-KV. The host knows the tiles' bound (batch x the longest query sequence's m-blocks x
+// head slots: exact in count for decode, where every sequence has one m-block) and the longest key
+// sequence's blocks, nbk; the sequences' own lengths only the device reads. Every sequence's splits
+// take the longest's share, ceil(nbk / ns) blocks (TileScheduler::decode), so no split holds more
+// than that and a shorter sequence fills fewer splits, the rest ending at once with neutral partials
+// (fa_fwd_sm90). ns minimizes the makespan of the bound (every sequence as long as the longest:
+// the equal-length batch, the only one whose split count the host can check), one CTA per split in
+// rounds of one per SM:
+//   ceil(tiles ns / SMs) x (ceil(nbk / ns) + the per-split fixed cost, kTileFixedKeys in blocks),
+// ties to fewer splits (fewer partials); ns <= kMaxSplits, >= kMinBlocksPerSplit blocks a split.
+// Unlike fixed length's one-wave rule, this may take several rounds of splits: the bound counts
+// every sequence at the longest, and a batch of unequal lengths (10 decode sequences of 0.9k-16k
+// keys, GQA 4: 100 packed tiles) leaves most of one wave of whole tiles idle behind its longest,
+// where splits of 14 blocks spread the real blocks over every SM. On the bound itself the same
+// formula compares split rounds with the unsplit tile (100 tiles of 126 blocks: 127 unsplit, 105 at
+// 9 splits, 7 rounds of 14 + 1). Returns 1 for no split.
+static int choose_varlen_splits(long long tiles, int sk_max, int bn, int nsm) {
+  const long long nbk = (static_cast<long long>(sk_max) + bn - 1) / bn;
+  const double fixed = static_cast<double>(kTileFixedKeys) / bn;
+  long long top = nbk / kMinBlocksPerSplit;
+  if (top > kMaxSplits) top = kMaxSplits;
+  int best = 1;
+  double best_cost = static_cast<double>(nbk) + fixed;
+  best_cost *= static_cast<double>((tiles + nsm - 1) / nsm);
+  for (int ns = 2; ns <= top; ++ns) {
+    const double rounds = static_cast<double>((tiles * ns + nsm - 1) / nsm);
+    const double cost = rounds * (static_cast<double>((nbk + ns - 1) / ns) + fixed);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = ns;
+    }
+  }
+  return best;
 }
 
 // Causal schedule and grid (non-causal, non-varlen: persistent, one CTA per SM at most, as before).
@@ -2420,6 +2515,7 @@ static int launch_combine(const Args& a, const Params& prm) {
   c.lse_part = prm.lse_part;
   c.o = prm.o;
   c.lse = a.lse;
+  c.cu_q = prm.varlen ? prm.cu_q : nullptr;
   c.o_sb = a.os[0];
   c.o_sr = a.os[1];
   c.o_sh = a.os[2];
@@ -2556,23 +2652,35 @@ static int attention(const Args& a) {
   }
   const int bn_main = tall ? (wide ? Tiles::TallWide::BN : Tiles::Tall::BN) : wide ? Tiles::Wide::BN : Tiles::Narrow::BN;
 
-  if (fixed_len) {
-    const int nbk = (a.sk + bn_main - 1) / bn_main;
-    int ns = choose_splits(tiles, nbk, di.nsm);
-    // The partials must fit the workspace: fewer splits until they do.
-    const size_t rows = static_cast<size_t>(a.batch) * a.hq * a.sq;
-    // lse partials, then the O partials from a 16-byte boundary (store_partial writes float2: with
-    // ns x rows odd, a start right after the lse partials is 4 bytes off)
-    auto bytes = [&](int n) { return (n * rows + 3) / 4 * 4 * sizeof(float) + n * rows * D * sizeof(float); };
-    while (ns >= 2 && bytes(ns) > kWorkspaceBytes) --ns;
-    if (ns >= 2) {
-      void* ws = workspace(dev, a.stream);
-      if (ws) {
-        prm.n_splits = ns;
-        prm.lse_part = static_cast<float*>(ws);
-        prm.o_part = prm.lse_part + (static_cast<size_t>(ns) * rows + 3) / 4 * 4;
-      }
-    }
+  // Split-KV: ns splits of every tile when the splits of all tiles fill at most one wave; the
+  // partials must fit the workspace (fewer splits until they do). Fixed length: the tiles and key
+  // blocks are known.
+  const size_t part_rows = static_cast<size_t>(a.batch) * a.hq * a.sq;
+  // lse partials, then the O partials from a 16-byte boundary (store_partial writes float2: with
+  // ns x rows odd, a start right after the lse partials is 4 bytes off)
+  auto part_bytes = [&](int n) {
+    return (n * part_rows + 3) / 4 * 4 * sizeof(float) + n * part_rows * D * sizeof(float);
+  };
+  auto take_splits = [&](Params& pr, int ns) {  // true: pr splits ns ways into the workspace
+    while (ns >= 2 && part_bytes(ns) > kWorkspaceBytes) --ns;
+    if (ns < 2) return false;
+    void* ws = workspace(dev, a.stream);
+    if (!ws) return false;
+    pr.n_splits = ns;
+    pr.lse_part = static_cast<float*>(ws);
+    pr.o_part = pr.lse_part + (static_cast<size_t>(ns) * part_rows + 3) / 4 * 4;
+    return true;
+  };
+  if (fixed_len) take_splits(prm, choose_splits(tiles, (a.sk + bn_main - 1) / bn_main, di.nsm));
+  // Varlen: the host knows the maxima only: see choose_varlen_splits. GQA-packed where that makes
+  // fewer tiles (the fixed-length rule); where no split pays the call keeps the varlen schedule,
+  // unpacked, as before. The narrow key block: a split launch takes no varlen-schedule twin.
+  if (use_main && varlen) {
+    if (device_info(&dev, &di) != kOk) return kDeviceError;
+    Params t = prm;
+    choose_gqa_packing(t, BM, a.sq, a.hq, a.hkv);
+    const long long vtiles = static_cast<long long>(t.n_mblocks) * (a.hq / t.pack_g) * a.batch;
+    if (take_splits(t, choose_varlen_splits(vtiles, a.sk, Tiles::Narrow::BN, di.nsm))) prm = t;
   }
   // Rows that see no key, written by the fill kernel (fixed length, causal, unsplit; decided on the
   // tiles and splits above, which count them).
