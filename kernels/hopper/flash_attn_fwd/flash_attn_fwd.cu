@@ -53,9 +53,9 @@ namespace ks {
 
 // ================================================================================================
 // 1. Generated wgmma wrappers: Wgmma<N>::ss (A, B from shared memory) and ::rs (A from registers).
-//    Regenerate with `python kernels/hopper/flash_attn_fwd/gen_wgmma.py --ss-vt 64` and paste between the markers.
+//    Regenerate with `python kernels/hopper/flash_attn_fwd/gen_wgmma.py --ss-vt 64,96` and paste between the markers.
 // ================================================================================================
-// ---- GEN BEGIN (kernels/hopper/flash_attn_fwd/gen_wgmma.py --ss-vt 64) ----
+// ---- GEN BEGIN (kernels/hopper/flash_attn_fwd/gen_wgmma.py --ss-vt 64,96) ----
 template <int N> struct Wgmma;
 template <> struct Wgmma<64> {
   // D[64x64] (+)= A[64x16] (smem, K-major) * B[16x64] (smem, K-major); bf16 in, f32 accumulate
@@ -105,6 +105,13 @@ template <> struct Wgmma<96> {
       "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, {%48, %49, %50, %51}, %52, p, 1, 1, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+  }
+  // D[64x96] (+)= A[64x16] (smem, K-major) * B[16x96] (smem, N-major, i.e. transposed)
+  static __device__ __forceinline__ void ss_vt(float* d, uint64_t da, uint64_t db, int acc) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+      : "l"(da), "l"(db), "r"(acc));
   }
 };
 
@@ -426,8 +433,12 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 struct SmemDesc {
   uint32_t lo, hi;
 };
+// kSwz: the swizzle's row bytes, 128 (layout type 1) or 64 (type 2: Q, K and V of d96's tall-wide tile).
+template <int kSwz = kSwizzleBytes>
 __device__ __forceinline__ SmemDesc smem_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-  return {((saddr & 0x3FFFF) >> 4) | (((lbo >> 4) & 0x3FFF) << 16), ((sbo >> 4) & 0x3FFF) | (1u << 30)};
+  static_assert(kSwz == 128 || kSwz == 64, "128B or 64B swizzle");
+  constexpr uint32_t layout = kSwz == 128 ? 1u : 2u;
+  return {((saddr & 0x3FFFF) >> 4) | (((lbo >> 4) & 0x3FFF) << 16), ((sbo >> 4) & 0x3FFF) | (layout << 30)};
 }
 __device__ __forceinline__ uint64_t desc_at(SmemDesc d, uint32_t byte_offset) {
   return (static_cast<uint64_t>(d.hi) << 32) | (d.lo + (byte_offset >> 4));
@@ -470,8 +481,25 @@ struct Cfg {
   // on random data, in a CPU model of the loop); at d64 it would take a third, rows of 4k+ keys.
   static constexpr bool SKIP_UNRAISED_RESCALE = D >= 128;
   static constexpr int TABLE_BYTES = VS ? kVarlenTableBytes : 0;
-  static constexpr int DP = (D + kAtomCols - 1) / kAtomCols * kAtomCols;  // padded smem width (whole atoms)
-  static constexpr int NA = DP / kAtomCols;                               // atoms across the head dim
+  // P through shared memory: three consumers with key blocks wider than 128, whose S, P and O
+  // (96 + 48 + 32 registers at 192 keys) do not fit their 160. A 64-row x BN tile per warpgroup after the
+  // rings, K-major with the 128B swizzle (as Q), the A operand of an SS P V product; whole 64-key
+  // atoms (144 keys take three).
+  static constexpr bool P_SMEM = WGS == 3 && BN > 128;
+  static constexpr int P_ATOM_BYTES = kWgRows * kSwizzleBytes;  // one 64-key atom of a warpgroup's P
+  static constexpr int P_WG_BYTES = P_SMEM ? (BN + kAtomCols - 1) / kAtomCols * P_ATOM_BYTES : 0;
+  // Q, K and V in shared memory: atoms of 64 columns with the 128B swizzle, the head dim padded to
+  // whole atoms (d96 to 128 columns, TMA zero-fills the rest), where that fits; where it does not
+  // (d96's 192 x 144 tile: padded, Q 48 KB + two stages of 36 KB K and V + P 72 KB = 264 KB), atoms of
+  // 32 columns with the 64B swizzle and no padding (Q 36 KB, K and V 27 KB a stage: 216 KB).
+  // SWZ: the swizzle's row bytes; ATOM_COLS: columns an atom (= the TMA box width).
+  static constexpr int PADDED_BYTES = (BM + 2 * STAGES * BN) * ((D + kAtomCols - 1) / kAtomCols * kAtomCols) * 2 +
+                                      WGS * P_WG_BYTES + kBarrierRegionBytes + CONSUMER_WARPS * kTileStashBytes +
+                                      kSmemAlign;
+  static constexpr int SWZ = PADDED_BYTES <= kMaxDynSmem ? kSwizzleBytes : kSwizzleBytes / 2;
+  static constexpr int ATOM_COLS = SWZ / 2;
+  static constexpr int DP = (D + ATOM_COLS - 1) / ATOM_COLS * ATOM_COLS;  // smem width (whole atoms)
+  static constexpr int NA = DP / ATOM_COLS;                               // atoms across the head dim
   static constexpr int Q_BYTES = BM * DP * 2;
   static constexpr int KV_BYTES = BN * DP * 2;
   static constexpr int RING_END = Q_BYTES + 2 * STAGES * KV_BYTES;
@@ -481,17 +509,19 @@ struct Cfg {
   // registers are at the limit, staging spilled 20 bytes; it only runs where tiles average >= 2048
   // keys, so the epilogue is a small part of its tile's time).
   static constexpr int O_TILE_BYTES = BM * DP * 2;
-  // P through shared memory: three consumers with key blocks wider than 128, whose S, P and O
-  // (96 + 48 + 32 registers at 192 keys) do not fit their 160. A 64-row x BN tile per warpgroup after the
-  // rings, K-major with the 128B swizzle (as Q), the A operand of an SS P V product.
-  static constexpr bool P_SMEM = WGS == 3 && BN > 128;
-  static constexpr int P_ATOM_BYTES = kWgRows * kSwizzleBytes;  // one 64-key atom of a warpgroup's P
-  static constexpr int P_WG_BYTES = P_SMEM ? kWgRows * BN * 2 : 0;
   static constexpr int P_OFF = RING_END;
+  // The causal mask's per-row bounds (apply_mask's kRowBounds) where the S and O accumulators leave
+  // room: the d64 tall-wide tile (96 + 32 registers of its 160) spilled 4 bytes holding them.
+  static constexpr bool ROW_BOUNDS = !P_SMEM || BN / 2 + D / 2 <= 120;
+  // O through TMA stores, staged in the warpgroup's P tile, free once its last P V product is complete,
+  // where its registers leave the same room (d96's 192 x 144 tile; 128B-swizzled 64-column atoms, as
+  // the O map's boxes). The next tile's first P waits for the store's read of it.
+  static constexpr int O_NA = (D + kAtomCols - 1) / kAtomCols;  // the O map's 64-column boxes a row
+  static constexpr bool O_IN_P = P_SMEM && BN / 2 + D / 2 <= 120 && P_WG_BYTES >= O_NA * kWgRows * kSwizzleBytes;
   static constexpr int O_OFF = P_OFF + WGS * P_WG_BYTES;
   // (with the table's bytes in both instantiations, so that they make the same choice)
   static constexpr int STASH_BYTES = CONSUMER_WARPS * kTileStashBytes;
-  static constexpr bool O_STAGE = BN <= kOStageMaxBN && O_OFF + O_TILE_BYTES + kBarrierRegionBytes + STASH_BYTES +
+  static constexpr bool O_STAGE = !O_IN_P && BN <= kOStageMaxBN && O_OFF + O_TILE_BYTES + kBarrierRegionBytes + STASH_BYTES +
                                                             kVarlenTableBytes + kSmemAlign <= kMaxDynSmem;
   static constexpr int O_BYTES = O_STAGE ? O_TILE_BYTES : 0;
   // Where no staging tile fits (d192, d256): each consumer warpgroup stages its 64 rows in a buffer of
@@ -511,6 +541,9 @@ struct Cfg {
   static_assert(SMEM <= kMaxDynSmem, "smem");
   static_assert((2 + 4 * STAGES) * kMbarBytes <= kNextTileOff, "barriers");
   static_assert(BN % kWgmmaK == 0, "BN");
+  static_assert(SWZ == kSwizzleBytes || !(O_STAGE || O_BORROW), "O staging assumes 64-column (128B) atoms");
+  static_assert(!(O_STAGE || O_BORROW) || O_NA == NA, "O's atoms are Q's where O is staged in its tile or K/V");
+  static_assert(ATOM_COLS % kWgmmaK == 0, "a k-step inside one atom");
   static_assert(D % kWgmmaK == 0, "D");
   static_assert(RING_END % kSmemAlign == 0 && O_OFF % kSmemAlign == 0, "P and O tiles start 1024-aligned (128B swizzle)");
   static_assert(WGS >= 2 && WGS <= kMaxConsumerWarpGroups, "named barriers are laid out for 2-3 consumers");
@@ -538,7 +571,9 @@ template <> struct HeadDimTiles<64> {
 template <> struct HeadDimTiles<96> {
   using Narrow = Cfg<96, 128, 2>;
   using Wide = Narrow;
-  using Tall = Cfg<96, 112, 2, 3>;  // 192 rows at 160 registers: S 56 + P 28 + O 48 (128 keys spilled 144 B)
+  // 192 rows x 144 keys (FA3's d96 tile) at 160 registers: S 72 + O 48, P through shared memory (in
+  // registers 128 keys spilled 144 B); Q, K and V unpadded with the 64B swizzle to fit 227 KB
+  using Tall = Cfg<96, 144, 2, 3>;
   using TallWide = Narrow;
   static constexpr bool kHasWide = false;
   static constexpr int kWideMinKeys = 0;  // no wide block
@@ -983,7 +1018,7 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
     mbar_expect_tx(sm.q_full(), p.pack_g * p.pack_r * C::DP * 2);  // the Q box: pack_g x pack_r rows
 #pragma unroll
     for (int a = 0; a < C::NA; ++a)
-      tma_load_4d(sm.q + a * C::BM * kSwizzleBytes, tmQ, sm.q_full(), a * kAtomCols, T.q_row0, T.hq0, T.bq);
+      tma_load_4d(sm.q + a * C::BM * C::SWZ, tmQ, sm.q_full(), a * C::ATOM_COLS, T.q_row0, T.hq0, T.bq);
     for (int nb = T.nb_hi - 1; nb >= T.nb_lo; --nb) {
       int ksh;
       // (the varlen schedule's launches are varlen, with one "batch" in the maps: constants for its
@@ -993,12 +1028,12 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
       mbar_expect_tx(sm.k_full(kv.stage), C::KV_BYTES);
 #pragma unroll
       for (int a = 0; a < C::NA; ++a)
-        tma_load_4d(sm.k(kv.stage) + a * C::BN * kSwizzleBytes, tmK, sm.k_full(kv.stage), a * kAtomCols, krow, T.hk, C::VS ? 0 : T.bq);
+        tma_load_4d(sm.k(kv.stage) + a * C::BN * C::SWZ, tmK, sm.k_full(kv.stage), a * C::ATOM_COLS, krow, T.hk, C::VS ? 0 : T.bq);
       mbar_wait(sm.v_empty(kv.stage), kv.phase ^ 1);
       mbar_expect_tx(sm.v_full(kv.stage), C::KV_BYTES);
 #pragma unroll
       for (int a = 0; a < C::NA; ++a)
-        tma_load_4d(sm.v(kv.stage) + a * C::BN * kSwizzleBytes, tmV, sm.v_full(kv.stage), a * kAtomCols, krow, T.hk, C::VS ? 0 : T.bq);
+        tma_load_4d(sm.v(kv.stage) + a * C::BN * C::SWZ, tmV, sm.v_full(kv.stage), a * C::ATOM_COLS, krow, T.hk, C::VS ? 0 : T.bq);
       kv.advance();
     }
     t = feed ? next_fed_tile(p, sched) : t + static_cast<int>(gridDim.x);
@@ -1032,29 +1067,30 @@ struct Pingpong {
 // QK matrix work: S[64 x BN] = Q_w[64 x D] K^T, both from shared memory (K-major, 128B swizzle).
 template <class C>
 __device__ __forceinline__ void issue_qk(float* s, uint32_t sQw, uint32_t sKs) {
-  SmemDesc q = smem_desc(sQw, 16, kAtomBytes);
-  const SmemDesc k = smem_desc(sKs, 16, kAtomBytes);
+  constexpr int kSteps = C::ATOM_COLS / kWgmmaK;  // k-steps an atom
+  SmemDesc q = smem_desc<C::SWZ>(sQw, 16, 8 * C::SWZ);
+  const SmemDesc k = smem_desc<C::SWZ>(sKs, 16, 8 * C::SWZ);
   asm volatile("" : "+r"(q.lo));  // rebuilt per call: hoisted, Q's descriptors held 2 x D/16 registers all loop
   wg_fence();
 #pragma unroll
   for (int kk = 0; kk < C::D / kWgmmaK; ++kk) {
-    const int a = kk / 4, ki = kk % 4;  // atom, k-step within the atom (4 x 16 columns)
-    const uint64_t da = desc_at(q, a * C::BM * kSwizzleBytes + ki * 32);
-    const uint64_t db = desc_at(k, a * C::BN * kSwizzleBytes + ki * 32);
+    const int a = kk / kSteps, ki = kk % kSteps;  // atom, k-step within the atom (16 columns, 32 bytes)
+    const uint64_t da = desc_at(q, a * C::BM * C::SWZ + ki * 32);
+    const uint64_t db = desc_at(k, a * C::BN * C::SWZ + ki * 32);
     Wgmma<C::BN>::ss(s, da, db, kk > 0 ? 1 : 0);
   }
   wg_commit();
 }
 
 // PV matrix work: O[64 x D] += P[64 x BN] (registers, bf16) V[BN x D] (N-major: LBO = the stride
-// between 64-column atoms, SBO = 1024 B between 8-key groups).
+// between atoms of columns, SBO = 8 rows of an atom between 8-key groups: 1024 B, or 512 with 64B).
 template <class C>
 __device__ __forceinline__ void issue_pv(float* o, const uint32_t* pr, uint32_t sVs) {
-  const SmemDesc v = smem_desc(sVs, C::BN * kSwizzleBytes, kAtomBytes);
+  const SmemDesc v = smem_desc<C::SWZ>(sVs, C::BN * C::SWZ, 8 * C::SWZ);
   wg_fence();
 #pragma unroll
   for (int kk = 0; kk < C::BN / kWgmmaK; ++kk) {
-    const uint64_t db = desc_at(v, kk * kWgmmaK * kSwizzleBytes);
+    const uint64_t db = desc_at(v, kk * kWgmmaK * C::SWZ);
     Wgmma<C::D>::rs(o, pr + 4 * kk, db, 1);
   }
   wg_commit();
@@ -1064,13 +1100,16 @@ __device__ __forceinline__ void issue_pv(float* o, const uint32_t* pr, uint32_t 
 template <class C>
 __device__ __forceinline__ void issue_pv_smem(float* o, uint32_t sPw, uint32_t sVs) {
   SmemDesc a = smem_desc(sPw, 16, kAtomBytes);
-  const SmemDesc v = smem_desc(sVs, C::BN * kSwizzleBytes, kAtomBytes);
-  asm volatile("" : "+r"(a.lo));  // rebuilt per call, as Q's in issue_qk
+  const SmemDesc v = smem_desc<C::SWZ>(sVs, C::BN * C::SWZ, 8 * C::SWZ);
+  // Rebuilt per call, as Q's in issue_qk; where O is staged in the P tile (O_IN_P) ptxas then kept it
+  // in vector registers (2 R2UR a wgmma): there it is placed in a uniform register instead.
+  if constexpr (C::O_IN_P) a.lo = __reduce_or_sync(0xffffffffu, a.lo);
+  else asm volatile("" : "+r"(a.lo));
   wg_fence();
 #pragma unroll
   for (int kk = 0; kk < C::BN / kWgmmaK; ++kk) {
     const uint64_t da = desc_at(a, (kk / 4) * C::P_ATOM_BYTES + (kk % 4) * 32);
-    const uint64_t db = desc_at(v, kk * kWgmmaK * kSwizzleBytes);
+    const uint64_t db = desc_at(v, kk * kWgmmaK * C::SWZ);
     Wgmma<C::D>::ss_vt(o, da, db, 1);
   }
   wg_commit();
@@ -1335,7 +1374,7 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
                                             RingPos<C::STAGES>& kv, uint32_t& qcount, const Params& p,
                                             const Tile& T, const RowCtx& rc, const Smem<C>& sm, uint32_t sQw,
                                             const Pingpong<C::WGS>& turn, int lane, int qd, float sl2, bool hold,
-                                            bool signal, HeldBuffer& held) {
+                                            bool signal, HeldBuffer& held, bool& p_read_due, bool leader) {
   const int n_it = T.nb_hi - T.nb_lo;
   const int keep_k = hold && turn.w == 0 ? n_it - 1 : -1;  // the iteration whose K buffer is held (or none)
   const bool keep_v = hold && turn.w == 1;
@@ -1360,7 +1399,14 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     if (last_k_read == 0) named_arrive(kBarLastKRead, C::WGS * kWarpGroupThreads);
     if (n_it == 1) release(sm.q_empty(), lane);  // the tile's only S product is complete: Q may be overwritten
     ks.advance();
-    scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);  // O is 0: no rescale
+    scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, C::ROW_BOUNDS>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);  // O is 0: no rescale
+    if constexpr (C::O_IN_P) {  // the last O store (staged in this P tile) has read it: the leader waits, all meet
+      if (p_read_due) {
+        if (leader) bulk_wait_read_all();
+        named_sync(kBarOStage + turn.w, kWarpGroupThreads);
+        p_read_due = false;
+      }
+    }
     pv.hold(s);
   }
   for (int it = 1; it < n_it; ++it) {  // S of this block, P V of the previous one
@@ -1385,7 +1431,7 @@ __device__ __forceinline__ void attend_tile(float* o, ProbsOperand<C>& pv, float
     if (it == n_it - 1) release(sm.q_empty(), lane);  // the tile's last S product is complete (before
     ks.advance();                                     // its softmax, not after its P V's wait)
     const bool rescale =
-        scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
+        scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, C::ROW_BOUNDS>(s, mrow, lrow, corr, p, T, rc, nb, qd, sl2);
     if constexpr (C::SOFTMAX_UNDER_OWN_PV) keep_before_wait(sm.bar + kOrderSlotsOff, lrow[0] + lrow[1], lane);
     wg_wait<0>();
     fence_regs<C::D / 2>(o);
@@ -1554,7 +1600,7 @@ __device__ __forceinline__ void store_output_tma(const CUtensorMap* tmO, const O
   named_sync(kBarOStage + w, kWarpGroupThreads);
   if (leader) {
 #pragma unroll
-    for (int a = 0; a < C::NA; ++a) tma_store_4d(tmO, sOw + a * C::O_ATOM_BYTES, a * kAtomCols, ob.row, ob.head, T.bq);
+    for (int a = 0; a < C::O_NA; ++a) tma_store_4d(tmO, sOw + a * C::O_ATOM_BYTES, a * kAtomCols, ob.row, ob.head, T.bq);
     bulk_commit();
   }
 }
@@ -1598,7 +1644,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   const int lane = tid % kWarpSize;
   const int qd = lane % 4;
   const int rloc0 = kWgRows * w + 16 * warp + lane / 4;        // tile rows rloc0 and rloc0 + 8
-  const uint32_t sQw = sm.q + w * kWgRows * kSwizzleBytes;
+  const uint32_t sQw = sm.q + w * kWgRows * C::SWZ;  // this warpgroup's rows of each Q atom
   const uint32_t sOw = sm.o + w * C::O_WG_BYTES;                // this warpgroup's O staging tile
   const bool leader = tid % kWarpGroupThreads == 0;             // issues (and alone waits on) its TMA stores
   const float sl2 = p.sl2;
@@ -1611,6 +1657,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   ProbsOperand<C> pv(sm.p + w * C::P_WG_BYTES, w, lane);
   float s[C::BN / 2];
   HeldBuffer stored{0u, 0u};  // O_BORROW: the buffer the last O store reads, released at the next tile's Q
+  bool p_read_due = false;    // O_IN_P: the last O store reads this warpgroup's P tile
 
   constexpr bool fed = FED;
   for (int i = 0;; ++i) {
@@ -1651,7 +1698,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     HeldBuffer held{0u, 0u};
     if (T.nb_hi > T.nb_lo)
       attend_tile<C, FED>(o, pv, s, mrow, lrow, kv, qcount, p, T, rc, sm, sQw, turn, lane, qd, sl2, hold,
-                     meet && C::PINGPONG, held);
+                          meet && C::PINGPONG, held, p_read_due, leader);
     if constexpr (FED && !C::P_SMEM) {  // the tile again, for the epilogue, from the warp's stash
       unstash_tile(T, sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize));
       rc = row_ctx(T, rloc0, sched.R, p.pack_g);
@@ -1668,6 +1715,17 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     if (p.n_splits > 1) {
       store_partial<C::D>(p, T, rc, o, inv, lse_v, qd);
       continue;
+    }
+    if constexpr (C::O_IN_P) {  // this warpgroup's P V products are complete: its P tile is free
+      const OBox ob = o_box(p, T, w, sched.R);  // uniform across the warpgroup
+      if (ob.ok) {
+        uint32_t sPo = sm.p + w * C::P_WG_BYTES;
+        asm volatile("" : "+r"(sPo));  // rebuilt here: the loop's P descriptor stays its own
+        store_output_tma<C>(tmO, ob, T, sPo, o, inv, w, rloc0 - kWgRows * w, qd, leader);
+        store_lse(p, T, rc, lse_v, qd);
+        p_read_due = true;
+        continue;
+      }
     }
     if constexpr (C::O_STAGE) {
       const OBox ob = o_box(p, T, w, sched.R);  // uniform across the warpgroup
@@ -1695,7 +1753,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     store_output<C::D>(p, T, rc, o, inv, lse_v, qd);
   }
   // The staging tile must stay valid until the last store has read it; and complete before exit.
-  if constexpr (C::O_STAGE || C::O_BORROW) {
+  if constexpr (C::O_STAGE || C::O_BORROW || C::O_IN_P) {
     if (leader) bulk_wait_all();
   }
   if constexpr (C::O_BORROW) release_held(stored, leader);
@@ -2030,10 +2088,11 @@ static EncodeTiledFn get_encode() {
   return fn;
 }
 
-// 4-D map over [batch][rows][heads][head_dim] with a {64, box_rows, box_heads, 1} box, 128B swizzle.
+// 4-D map over [batch][rows][heads][head_dim] with a {swz / 2, box_rows, box_heads, 1} box, swz-byte
+// swizzle (128: 64 columns a box; 64: 32).
 static bool make_map(CUtensorMap* map, const void* ptr, int d, long long rows, int heads, int batch,
                      const long long* strides /*{batch,row,head} elements*/, int varlen, int box_rows,
-                     int box_heads) {
+                     int box_heads, int swz = kSwizzleBytes) {
   EncodeTiledFn enc = get_encode();
   if (!enc) return false;
   cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(heads),
@@ -2041,11 +2100,12 @@ static bool make_map(CUtensorMap* map, const void* ptr, int d, long long rows, i
   long long bstride = varlen ? strides[1] * rows : strides[0];
   cuuint64_t gstr[3] = {static_cast<cuuint64_t>(strides[1]) * 2, static_cast<cuuint64_t>(strides[2]) * 2,
                         static_cast<cuuint64_t>(bstride) * 2};
-  cuuint32_t box[4] = {static_cast<cuuint32_t>(kAtomCols), static_cast<cuuint32_t>(box_rows),
+  cuuint32_t box[4] = {static_cast<cuuint32_t>(swz / 2), static_cast<cuuint32_t>(box_rows),
                        static_cast<cuuint32_t>(box_heads), 1};
   cuuint32_t estr[4] = {1, 1, 1, 1};
   CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(ptr), dims, gstr, box, estr,
-                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, swz == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
+                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
@@ -2376,9 +2436,9 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
   CUtensorMap mq, mk, mv;
   const long long rq = prm.varlen ? total_q_ub : prm.sq;
   const long long rk = prm.varlen ? total_k_ub : prm.sk;
-  if (!make_map(&mq, a.q, C::D, rq, prm.hq, prm.batch, a.qs, prm.varlen, prm.pack_r, prm.pack_g)) return kTensorMapError;
-  if (!make_map(&mk, a.k, C::D, rk, a.hkv, prm.batch, a.ks, prm.varlen, C::BN, 1)) return kTensorMapError;
-  if (!make_map(&mv, a.v, C::D, rk, a.hkv, prm.batch, a.vs, prm.varlen, C::BN, 1)) return kTensorMapError;
+  if (!make_map(&mq, a.q, C::D, rq, prm.hq, prm.batch, a.qs, prm.varlen, prm.pack_r, prm.pack_g, C::SWZ)) return kTensorMapError;
+  if (!make_map(&mk, a.k, C::D, rk, a.hkv, prm.batch, a.ks, prm.varlen, C::BN, 1, C::SWZ)) return kTensorMapError;
+  if (!make_map(&mv, a.v, C::D, rk, a.hkv, prm.batch, a.vs, prm.varlen, C::BN, 1, C::SWZ)) return kTensorMapError;
   // O through TMA stores: a {64, 64, 1, 1} box over the same 4-D view as Q's map (per-batch row
   // bound for fixed length), where the config stages O, the tile is unsplit (split-KV writes fp32
   // partials), and a warpgroup's 64 rows are one head's (pack_r a multiple of 64). If the map cannot
@@ -2394,7 +2454,7 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
     fa_bind_varlen_rows<<<1, 1, 0, a.stream>>>(mq, mk, mv, prm.cu_q, prm.cu_k, prm.batch, pk.map_slot);
     if (cudaGetLastError() != cudaSuccess) return kLaunchError;
   }
-  pk.o_tma = (C::O_STAGE || C::O_BORROW) && prm.n_splits == 1 && prm.pack_r % kWgRows == 0 &&
+  pk.o_tma = (C::O_STAGE || C::O_BORROW || C::O_IN_P) && prm.n_splits == 1 && prm.pack_r % kWgRows == 0 &&
              tma_ok(a.out, a.os, prm.varlen) &&
              make_map(&mo, a.out, C::D, rq, prm.hq, prm.batch, a.os, prm.varlen, kWgRows, 1);
   int dev;
