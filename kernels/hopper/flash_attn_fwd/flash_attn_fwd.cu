@@ -1139,8 +1139,8 @@ __device__ __forceinline__ void apply_softcap(float* s, const Params& p) {
 // Element (i, j) of this thread holds key key0 + 8i + (j & 1) of row rc.row[j >> 1]. kRowBounds:
 // a row's visible keys are the column offsets c = 8i + (j & 1), compile-time constants, in [lo, hi[r]),
 // two compares against immediates and a select a score instead of three bounds on the key (302 -> 197
-// instructions a masked d128 block); the d64 tall-wide tile (160 registers a consumer) spilled 4 bytes
-// holding the bounds, and keeps the per-key test.
+// instructions a masked d128 block). The d64 tall-wide tile (160 registers a consumer) spilled 4 bytes
+// holding both bounds: it holds the end bound only and tests the start under a varlen shift alone.
 template <int BN, bool kRowBounds>
 __device__ __forceinline__ void apply_mask(float* s, const Params& p, const Tile& T, const RowCtx& rc, int nb, int qd) {
   int ksh;
@@ -1161,14 +1161,27 @@ __device__ __forceinline__ void apply_mask(float* s, const Params& p, const Tile
       }
     }
   } else {
+    // One bound a row, computed here rather than held: an immediate compare and a select a score,
+    // where the per-key test took five (this tile's first block is partial on every power-of-two
+    // length: 192 divides none). Keys before the block's start exist only in varlen's shifted block.
+    int hi[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) hi[r] = (p.causal ? min(rc.sk, rc.row[r] + rc.diag + 1) : rc.sk) - key0;
 #pragma unroll
     for (int i = 0; i < BN / 8; ++i) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int key = key0 + 8 * i + (j & 1);
-        const int row = rc.row[j >> 1];
-        const bool ok = key >= key_lo && key < rc.sk && (!p.causal || key <= row + rc.diag);
-        if (!ok) s[4 * i + j] = -INFINITY;
+        if (8 * i + (j & 1) >= hi[j >> 1]) s[4 * i + j] = -INFINITY;
+      }
+    }
+    if (ksh != 0) {
+      const int lo = key_lo - key0;
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (8 * i + (j & 1) < lo) s[4 * i + j] = -INFINITY;
+        }
       }
     }
   }
