@@ -125,7 +125,8 @@ def tiny() -> list[Scenario]:
 # in decode and GQA outside it, single-query decode (split-KV), varlen with empty query and key sequences on
 # the main path, strided packed QKV, d64's wide key blocks (with softcap: >= 132 tiles of >= 2048 keys),
 # persistent CTAs taking several tiles (136 tiles on 132 SMs), causal heavy/light pairing (132 pairs) and
-# the fallback's chunked walk over long keys (a varlen batch of 44 query rows).
+# the fallback's chunked walk over long keys (a varlen batch of 44 query rows), and varlen decode split
+# over keys with GQA packing (empty splits, an empty query sequence, rows that see no key).
 SANITIZE_FROM_SUITE = ("ragged_d64_113x203_causal", "ragged_d128_239x1", "ragged_d256_799x3_causal",
                        "decode_d64_q4_k1024_causal")
 
@@ -159,6 +160,11 @@ def sanitize(arch: str) -> list[Scenario]:
         # kernel's fallback walks several chunks of keys, its warps' rows ending at different keys
         _s("san_fallback_varlen_d128_long_keys", "varlen", layout="varlen", batch=3, seqlen_q=41, seqlen_k=700,
            seqlens_q=[3, 0, 41], seqlens_k=[700, 5, 90], heads_q=4, heads_kv=2, head_dim=128, causal=True),
+        # serving's decode: a few query rows a sequence on caches of unequal length; the Hopper kernel packs
+        # the 4 query heads of a KV head into a tile and splits the keys by the longest sequence's share, so
+        # the shorter sequences leave splits without keys (neutral partials) that the combine reads
+        _s("san_varlen_decode_split_gqa_d128_causal", "varlen", layout="varlen", batch=4, seqlen_q=2, seqlen_k=2600,
+           seqlens_q=[2, 1, 0, 2], seqlens_k=[2600, 600, 37, 1], heads_q=8, heads_kv=2, head_dim=128, causal=True),
     ]
     if arch != "sm90":  # FA4's head dims on Blackwell: no 192 (see sm100)
         extra = [s for s in extra if s.params["head_dim"] != 192]
