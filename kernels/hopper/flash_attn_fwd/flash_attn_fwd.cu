@@ -920,9 +920,8 @@ struct TileScheduler {
     }
     // A split's share of the tile's key blocks. Varlen: the longest sequence's share, the same for
     // every sequence (the host sized the splits by the longest), so a shorter one fills its first
-    // splits and leaves the rest empty rather than
-    // cutting its few blocks into one-block shares (at least its own nbk in all, should a sequence
-    // exceed the maximum it was given). Only in the configurations a varlen split launches: unfed,
+    // splits and leaves the rest empty rather than cutting its few blocks into one-block shares (at
+    // least its own nbk in all, should a sequence exceed the maximum it was given). Only in the configurations a varlen split launches: unfed,
     // no varlen-schedule twin, two consumers (the tall tiles are fixed length). The others keep the
     // even share of their own nbk: with the maximum, the 24-register producer of d192's fed twin and
     // d64's tall-wide consumers spilled 4-24 bytes.
