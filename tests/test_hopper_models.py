@@ -131,3 +131,9 @@ def test_the_row_bound_mask_hides_exactly_the_keys_the_per_key_mask_hides_and_mu
     result = run("row_bound_mask_model.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 differences; mutants missed: none" in result.stdout, result.stdout
+
+
+def test_the_tile_decode_divisor_divides_exactly_and_a_mutant_is_caught():
+    result = run("fast_div_model.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 differences; mutant (no + 1) caught: True" in result.stdout, result.stdout
