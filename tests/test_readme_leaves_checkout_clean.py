@@ -23,9 +23,9 @@ SCRIPT = "/tmp/kernelseek-readme-script.json"
 # Each example as the README writes it (checked below), then how it runs here.
 EXAMPLES = [
     ("kernelseek scenarios flash_attn_fwd --arch sm90", ["scenarios", "flash_attn_fwd", "--arch", "sm90"]),
-    ("kernelseek run rmsnorm_cpu --model scripted//tmp/script.json --mode auto --target-gain 1.5",
+    ("kernelseek run rmsnorm_cpu --model scripted//tmp/script.json --mode auto --target-gain 1.5 --max-steps 3",
      ["run", "rmsnorm_cpu", "--model", f"scripted/{SCRIPT}", "--mode", "auto", "--target-gain", "1.5",
-      "--run-id", "readme", "--unconfined"]),
+      "--max-steps", "3", "--run-id", "readme", "--unconfined"]),
     ("kernelseek trace show RUN_ID", ["trace", "show", "readme"]),
     ("kernelseek bank list", ["bank", "list"]),
     ("kernelseek trace analyze", ["trace", "analyze", "{runs}"]),
