@@ -131,3 +131,10 @@ def test_the_row_bound_mask_hides_exactly_the_keys_the_per_key_mask_hides_and_mu
     result = run("row_bound_mask_model.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 differences; mutants missed: none" in result.stdout, result.stdout
+
+
+def test_the_varlen_split_writes_each_partial_once_and_combines_to_full_attention():
+    result = run("varlen_split_model.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "combined as full attention; mutants caught" in result.stdout, result.stdout
+    assert "sanitizer_scenario: {'splits': 7, 'pack': (4, 32)" in result.stdout, result.stdout

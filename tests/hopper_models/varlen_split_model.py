@@ -1,0 +1,173 @@
+"""v74's varlen split-KV against full attention, in float64 on the CPU.
+
+    python tests/hopper_models/varlen_split_model.py
+
+Transcribed from flash_attn_fwd.cu: the host's split count (`choose_varlen_splits`) and GQA packing
+(`choose_gqa_packing`), each split's share of key blocks (`TileScheduler::decode`: the longest sequence's
+share, so a shorter sequence leaves its last splits without keys), the Q box's shift by pack_r
+(`tile_start`), which rows a tile owns and where their partials go (`partial_row`), the neutral partial of a
+split without keys (O = 0, lse = -inf, from `finalize_rows`), and `fa_combine`'s varlen rows. For each batch
+it checks that every (split, head, packed row) partial is written exactly once and that the combined O and
+lse equal full attention (causal aligned bottom-right, softcap, rows that see no key); two wrong
+transcriptions (the Q box shifted by BM rows, shares that leave keys out) must be caught. It does not model
+the kernel's inner loop, barriers or TMA. Exits 1 on any difference.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+
+import numpy as np
+
+BM, NSM = 128, 132
+MAX_SPLITS, MIN_BLOCKS_PER_SPLIT, TILE_FIXED_KEYS = 16, 2, 128
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def choose_varlen_splits(tiles: int, sk_max: int, bn: int) -> int:
+    nbk = cdiv(sk_max, bn)
+    fixed = TILE_FIXED_KEYS / bn
+    best, best_cost = 1, (nbk + fixed) * cdiv(tiles, NSM)
+    for ns in range(2, min(nbk // MIN_BLOCKS_PER_SPLIT, MAX_SPLITS) + 1):
+        cost = cdiv(tiles * ns, NSM) * (cdiv(nbk, ns) + fixed)
+        if cost < best_cost:
+            best, best_cost = ns, cost
+    return best
+
+
+def tile_start(seq_start: int, seq_len: int, offset: int, box: int) -> tuple[int, int]:
+    """The box's first row, pulled back to stay inside the sequence, and how far it was pulled."""
+    nominal = seq_start + offset
+    start = min(nominal, max(seq_start + seq_len - box, 0))
+    return start, nominal - start
+
+
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, cap: float) -> tuple[np.ndarray, float]:
+    s = k @ q
+    s = cap * np.tanh(s * scale / cap) if cap else s * scale
+    top = s.max()
+    p = np.exp(s - top)
+    return p @ v / p.sum(), top + math.log(p.sum())
+
+
+def check(seqlens_q, seqlens_k, hq, hkv, d, bn, causal, cap, seed=0, mutant=None) -> dict:
+    rng = np.random.default_rng(seed)
+    batch, sq_max, sk_max, group = len(seqlens_q), max(seqlens_q), max(seqlens_k), hq // hkv
+    cu_q, cu_k = np.concatenate([[0], np.cumsum(seqlens_q)]), np.concatenate([[0], np.cumsum(seqlens_k)])
+    q = rng.standard_normal((cu_q[-1], hq, d))
+    k = rng.standard_normal((cu_k[-1], hkv, d))
+    v = rng.standard_normal((cu_k[-1], hkv, d))
+    scale = 1 / math.sqrt(d)
+    pack_g, pack_r, n_mblocks = 1, BM, cdiv(sq_max, BM)
+    if 1 < group <= BM:
+        r = BM // group
+        if cdiv(sq_max, r) * hkv < n_mblocks * hq:
+            pack_g, pack_r, n_mblocks = group, r, cdiv(sq_max, r)
+    slots = hq // pack_g
+    ns = choose_varlen_splits(n_mblocks * slots * batch, sk_max, bn)
+    if ns < 2:
+        return {"splits": 1}
+    rows_q = batch * sq_max  # packed rows a head, bounded by the maxima
+    rows = hq * rows_q
+    o_part, lse_part = np.full((ns * rows, d), np.nan), np.full(ns * rows, np.nan)
+    writes = np.zeros(ns * rows, int)
+    empty = 0
+    for b, slot, mb, sp in itertools.product(range(batch), range(slots), range(n_mblocks), range(ns)):
+        q0, sq, k0, sk = cu_q[b], seqlens_q[b], cu_k[b], seqlens_k[b]
+        m0 = mb * pack_r
+        if m0 >= sq:
+            continue  # a tile past its sequence's rows: decode returns false
+        nbk = cdiv(sk, bn)
+        if causal:
+            lim = min(m0 + pack_r, sq) + sk - sq
+            nbk = min(nbk, 0 if lim <= 0 else cdiv(lim, bn))
+        share = cdiv(max(nbk, cdiv(sk_max, bn)), ns)
+        if mutant == "own_share_floor":  # each sequence's own share, rounded down: keys left out
+            share = max(1, nbk // ns)
+        lo = min(nbk, sp * share)
+        hi = min(nbk, lo + share)
+        empty += hi <= lo
+        _, shift = tile_start(q0, sq, m0, BM if mutant == "shift_by_bm" else pack_r)
+        for m in range(BM):
+            g = m // pack_r
+            row = m0 - shift + (m - g * pack_r) if g < pack_g else sq
+            head = slot * pack_g + (g if g < pack_g else 0)
+            if not (m0 <= row < sq and q0 + row < rows_q):
+                continue  # shifted in from another tile, past the sequence, or past the packed bound
+            keys = [j for j in range(lo * bn, min(hi * bn, sk)) if not causal or j <= row + sk - sq]
+            if keys:
+                o, lse = attend(q[q0 + row, head], k[k0 + np.array(keys), head // group],
+                                v[k0 + np.array(keys), head // group], scale, cap)
+            else:
+                o, lse = np.zeros(d), -math.inf  # the neutral partial
+            index = sp * rows + head * rows_q + q0 + row
+            writes[index] += 1
+            o_part[index], lse_part[index] = o, lse
+    total = cu_q[-1]
+    bad = 0
+    for index in range(rows):
+        i, h = index % rows_q, index // rows_q
+        if i >= total:
+            continue  # fa_combine skips rows past cu_q[batch]
+        if any(writes[s * rows + index] != 1 for s in range(ns)):
+            bad += 1
+            continue
+        lses = np.array([lse_part[s * rows + index] for s in range(ns)])
+        if lses.max() == -math.inf:
+            out, lse = np.zeros(d), -math.inf
+        else:
+            lse = lses.max() + math.log(np.exp(lses - lses.max()).sum())
+            out = sum(math.exp(lses[s] - lse) * o_part[s * rows + index] for s in range(ns))
+        b = int(np.searchsorted(cu_q, i, side="right")) - 1
+        r, sq, sk = i - cu_q[b], seqlens_q[b], seqlens_k[b]
+        keys = [j for j in range(sk) if not causal or j <= r + sk - sq]
+        if not keys:
+            bad += not (np.all(out == 0) and lse == -math.inf)
+            continue
+        want_o, want_lse = attend(q[i, h], k[cu_k[b] + np.array(keys), h // group],
+                                  v[cu_k[b] + np.array(keys), h // group], scale, cap)
+        bad += not (np.allclose(out, want_o, atol=1e-9) and abs(lse - want_lse) < 1e-9)
+    return {"splits": ns, "pack": (pack_g, pack_r), "empty_splits": empty, "bad": bad}
+
+
+CASES = {
+    # decode, GQA 4, causal, sequences from 3 to 1700 keys
+    "decode_gqa4": ([2] * 10, [1600, 1500, 1234, 900, 1700, 1111, 1650, 40, 3, 1599], 8, 2, 16, 16, True, 0.0),
+    "q1_softcap_gqa2": ([1, 1], [623, 601], 4, 2, 16, 8, False, 50.0),
+    "causal_rows_without_keys": ([5, 3, 7], [2, 300, 6], 4, 1, 8, 16, True, 0.0),
+    "unpacked_box_shift": ([40, 1, 33], [400, 90, 1], 2, 2, 8, 16, True, 30.0),
+    "gqa3": ([20, 3], [500, 700], 6, 2, 8, 16, False, 0.0),
+    # packed rows past one box (pack_r 32): the box shifts back from the sequence's start
+    "many_sequences": ([2] * 24, [300 + 53 * i for i in range(24)], 8, 2, 8, 16, True, 0.0),
+    # the sanitizer suite's san_varlen_decode_split_gqa_d128_causal (its 128-key blocks, a smaller head dim)
+    "sanitizer_scenario": ([2, 1, 0, 2], [2600, 600, 37, 1], 8, 2, 8, 128, True, 0.0),
+}
+
+
+def main() -> int:
+    failed = 0
+    for name, case in CASES.items():
+        result = check(*case)
+        print(f"{name}: {result}")
+        failed += result.get("bad", 0) > 0 or result["splits"] < 2
+    sanitizer = check(*CASES["sanitizer_scenario"])
+    if not (sanitizer["splits"] == 7 and sanitizer["empty_splits"] > 0 and sanitizer["pack"] == (4, 32)):
+        print("the sanitizer scenario no longer launches a packed split with empty splits")
+        failed += 1
+    # two wrong transcriptions must be caught: v73's box shift by BM rows, and shares that leave keys out
+    for mutant in ("shift_by_bm", "own_share_floor"):
+        if all(check(*case, mutant=mutant).get("bad", 0) == 0 for case in CASES.values()):
+            print(f"mutant {mutant} was not caught")
+            failed += 1
+    print("all partials written once, combined as full attention; mutants caught" if not failed
+          else f"{failed} checks FAILED")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
