@@ -138,3 +138,9 @@ def test_the_varlen_split_writes_each_partial_once_and_combines_to_full_attentio
     assert result.returncode == 0, result.stdout + result.stderr
     assert "combined as full attention; mutants caught" in result.stdout, result.stdout
     assert "sanitizer_scenario: {'splits': 7, 'pack': (4, 32)" in result.stdout, result.stdout
+
+
+def test_the_tile_decode_divisor_divides_exactly_and_a_mutant_is_caught():
+    result = run("fast_div_model.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 differences; mutant (no + 1) caught: True" in result.stdout, result.stdout

@@ -582,6 +582,26 @@ template <> struct HeadDimTiles<256> {
   static constexpr bool kHasTallWide = false;
 };
 
+// Division by a launch constant d >= 1 for 0 <= n < 2^31, as a multiply and a shift: q = (umulhi(n, mul)
+// + n) >> shift with shift = ceil(log2 d), mul = floor(2^32 (2^shift - d) / d) + 1 (Granlund and
+// Montgomery, "Division by invariant integers using multiplication", 1994). The GPU has no integer
+// divider: n / d compiles to ~20 instructions (a float reciprocal and corrections), this to three. The
+// tile decode divides by the m-blocks, splits, head slots, group and rows once a tile and warp, twice
+// where P is in shared memory (tests/hopper_models/fast_div_model.py checks the formula).
+struct Divisor {
+  int d;
+  uint32_t mul, shift;
+  __device__ __forceinline__ int div(int n) const {
+    return static_cast<int>((__umulhi(static_cast<uint32_t>(n), mul) + static_cast<uint32_t>(n)) >> shift);
+  }
+  // n / d by the multiply (kFast) or by the division: the fed producer's 24 registers hold no
+  // multiplier (d192's and d256's fed varlen twins spilled 8 bytes with it).
+  template <bool kFast>
+  __device__ __forceinline__ int quot(int n) const {
+    return kFast ? div(n) : n / d;
+  }
+};
+
 struct Params {
   __nv_bfloat16* o;
   float* lse;
@@ -606,6 +626,8 @@ struct Params {
   float* lse_part;
   float sl2;     // multiplier taking a score to log2 units; softcap: its tanh (the cap rides in it)
   float cap_in;  // softcap: scale / softcap (0: no softcap)
+  // n_mblocks, n_splits, hq / pack_g (head slots), group and pack_r as divisors (set_divisors)
+  Divisor by_mblocks, by_splits, by_slots, by_group, by_rows;
 };
 
 // Varlen Q, K, V maps whose row extent is the batch's true total, cu_seqlens[batch], which only the
@@ -890,17 +912,17 @@ struct TileScheduler {
         mb = r / nh;
         slot = band0 + r % nh;
       } else {
-        mb = t % p.n_mblocks;
-        slot = t / p.n_mblocks;
+        slot = p.by_mblocks.template quot<!FED>(t);
+        mb = t - slot * p.n_mblocks;
       }
-      T.sp = slot % p.n_splits;
-      slot /= p.n_splits;
-      hh = slot % HH;
-      T.b = slot / HH;
+      const int rest = p.by_splits.template quot<!FED>(slot);
+      T.sp = slot - rest * p.n_splits;
+      T.b = p.by_slots.template quot<!FED>(rest);
+      hh = rest - T.b * HH;
       if (p.causal) mb = p.n_mblocks - 1 - mb;
     }
     T.hq0 = hh * p.pack_g;
-    T.hk = T.hq0 / p.group;
+    T.hk = p.by_group.template quot<!FED>(T.hq0);
     T.q_start = 0;
     T.k_start = 0;
     T.sq = p.sq;
@@ -921,12 +943,13 @@ struct TileScheduler {
     // A split's share of the tile's key blocks. Varlen: the longest sequence's share, the same for
     // every sequence (the host sized the splits by the longest), so a shorter one fills its first
     // splits and leaves the rest empty rather than cutting its few blocks into one-block shares (at
-    // least its own nbk in all, should a sequence exceed the maximum it was given). Only in the configurations a varlen split launches: unfed,
-    // no varlen-schedule twin, two consumers (the tall tiles are fixed length). The others keep the
-    // even share of their own nbk: with the maximum, the 24-register producer of d192's fed twin and
-    // d64's tall-wide consumers spilled 4-24 bytes.
+    // least its own nbk in all, should a sequence exceed the maximum it was given). Only in the
+    // configurations a varlen split launches: unfed, no varlen-schedule twin, two consumers (the tall
+    // tiles are fixed length). The others keep the even share of their own nbk: with the maximum, the
+    // 24-register producer of d192's fed twin and d64's tall-wide consumers spilled 4-24 bytes.
     constexpr bool kVarlenSplit = !C::VS && !FED && C::WGS == 2;
-    const int chunk = ((kVarlenSplit && varlen ? max(nbk, (p.sk + BN - 1) / BN) : nbk) + p.n_splits - 1) / p.n_splits;
+    const int split_nbk = kVarlenSplit && varlen ? max(nbk, (p.sk + BN - 1) / BN) : nbk;
+    const int chunk = p.by_splits.template quot<!FED>(split_nbk + p.n_splits - 1);
     T.nb_lo = min(nbk, T.sp * chunk);
     T.nb_hi = min(nbk, T.nb_lo + chunk);
     // The Q box holds pack_r rows of each head (BM unpacked): varlen shifts it by that.
@@ -1094,12 +1117,12 @@ struct RowCtx {
   int diag;  // causal: key j visible to row i iff j <= i + diag
   int sk;
 };
-__device__ __forceinline__ RowCtx row_ctx(const Tile& T, int rloc0, int R, int pack_g) {
+__device__ __forceinline__ RowCtx row_ctx(const Tile& T, int rloc0, const Divisor& rows, int pack_g) {
   RowCtx rc;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int m = rloc0 + 8 * r;
-    const int g = m / R;
+    const int g = rows.div(m), R = rows.d;
     // Rows past pack_g x R (a group size that does not divide BM) belong to no head: row = sq keeps
     // them out of every store (their shared-memory rows are never loaded).
     rc.row[r] = g < pack_g ? T.m0 - T.qshift + (m - g * R) : T.sq;
@@ -1138,8 +1161,8 @@ __device__ __forceinline__ void apply_softcap(float* s, const Params& p) {
 // Element (i, j) of this thread holds key key0 + 8i + (j & 1) of row rc.row[j >> 1]. kRowBounds:
 // a row's visible keys are the column offsets c = 8i + (j & 1), compile-time constants, in [lo, hi[r]),
 // two compares against immediates and a select a score instead of three bounds on the key (302 -> 197
-// instructions a masked d128 block); the d64 tall-wide tile (160 registers a consumer) spilled 4 bytes
-// holding the bounds, and keeps the per-key test.
+// instructions a masked d128 block). The d64 tall-wide tile (160 registers a consumer) spilled 4 bytes
+// holding both bounds: it holds the end bound only and tests the start under a varlen shift alone.
 template <int BN, bool kRowBounds>
 __device__ __forceinline__ void apply_mask(float* s, const Params& p, const Tile& T, const RowCtx& rc, int nb, int qd) {
   int ksh;
@@ -1160,14 +1183,27 @@ __device__ __forceinline__ void apply_mask(float* s, const Params& p, const Tile
       }
     }
   } else {
+    // One bound a row, computed here rather than held: an immediate compare and a select a score,
+    // where the per-key test took five (this tile's first block is partial on every power-of-two
+    // length: 192 divides none). Keys before the block's start exist only in varlen's shifted block.
+    int hi[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) hi[r] = (p.causal ? min(rc.sk, rc.row[r] + rc.diag + 1) : rc.sk) - key0;
 #pragma unroll
     for (int i = 0; i < BN / 8; ++i) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int key = key0 + 8 * i + (j & 1);
-        const int row = rc.row[j >> 1];
-        const bool ok = key >= key_lo && key < rc.sk && (!p.causal || key <= row + rc.diag);
-        if (!ok) s[4 * i + j] = -INFINITY;
+        if (8 * i + (j & 1) >= hi[j >> 1]) s[4 * i + j] = -INFINITY;
+      }
+    }
+    if (ksh != 0) {
+      const int lo = key_lo - key0;
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (8 * i + (j & 1) < lo) s[4 * i + j] = -INFINITY;
+        }
       }
     }
   }
@@ -1560,7 +1596,7 @@ struct OBox {
 };
 __device__ __forceinline__ OBox o_box(const Params& p, const Tile& T, int w, int R) {
   const int m = kWgRows * w;  // the warpgroup's first tile row
-  const int g = m / R;
+  const int g = p.by_rows.div(m);
   const int r = m - g * R;
   const int lo = T.m0 - T.qshift + r;  // that row within the sequence
   OBox b;
@@ -1693,7 +1729,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
       if (T.nb_hi > T.nb_lo) mbar_wait(sm.q_full(), qcount & 1);  // (a tile without keys loads no Q)
       release_held(stored, leader);
     }
-    RowCtx rc = row_ctx(T, C::P_SMEM ? fresh_first_row() : rloc0, sched.R, p.pack_g);
+    RowCtx rc = row_ctx(T, C::P_SMEM ? fresh_first_row() : rloc0, p.by_rows, p.pack_g);
 
 #pragma unroll
     for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
@@ -1710,13 +1746,13 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
                           held);
     if constexpr (FED && !C::P_SMEM) {  // the tile again, for the epilogue, from the warp's stash
       unstash_tile(T, sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize));
-      rc = row_ctx(T, rloc0, sched.R, p.pack_g);
+      rc = row_ctx(T, rloc0, p.by_rows, p.pack_g);
     }
     if constexpr (C::P_SMEM) {  // the tile again, for the epilogue: held across the key-block loop, it spilled
       int again = t;
       asm volatile("" : "+r"(again));
       sched.template decode<C, FED>(p, again, T);
-      rc = row_ctx(T, fresh_first_row(), sched.R, p.pack_g);
+      rc = row_ctx(T, fresh_first_row(), p.by_rows, p.pack_g);
     }
 
     float inv[2], lse_v[2];
@@ -2436,6 +2472,22 @@ static int choose_varlen_schedule(Params& prm) {
 }
 
 // ---- launches ----------------------------------------------------------------------------------
+static Divisor make_divisor(int d) {
+  d = d > 0 ? d : 1;  // a count of 0 (no query rows) launches no tile, but must not divide by 0 here
+  uint32_t shift = 0;
+  while ((1ull << shift) < static_cast<unsigned long long>(d)) ++shift;
+  const unsigned long long mul = ((1ull << 32) * ((1ull << shift) - d)) / d + 1;
+  return {d, static_cast<uint32_t>(mul), shift};
+}
+// The decode's divisors, once the schedule is chosen.
+static void set_divisors(Params& prm) {
+  prm.by_mblocks = make_divisor(prm.n_mblocks);
+  prm.by_splits = make_divisor(prm.n_splits);
+  prm.by_slots = make_divisor(prm.hq / prm.pack_g);
+  prm.by_group = make_divisor(prm.group);
+  prm.by_rows = make_divisor(prm.pack_r);
+}
+
 template <class C>
 static int launch_main(const Args& a, const Params& prm, int total_q_ub, int total_k_ub);
 
@@ -2514,6 +2566,7 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
                                             prm.n_mblocks;
   const long long kv_bytes_per_head = 2LL * prm.sk * C::D * 2;  // K and V of one (batch, KV head), bf16
   const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes, can_feed<C>());
+  set_divisors(pk);
   const auto kern = main_kernel<C>(pk.feed_slot >= 0);
   if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
   kern<<<grid, C::THREADS, C::SMEM, a.stream>>>(mq, mk, mv, mo, pk);
