@@ -339,13 +339,16 @@ __device__ __forceinline__ void tensormap_release() {
 __device__ __forceinline__ void tensormap_acquire(const CUtensorMap* map) {
   asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
+// Fetches a tensor map into the TMA unit's descriptor cache ahead of its first load: a CTA's first TMA
+// otherwise waits for the map's 128 bytes from memory after the barriers are set up.
+__device__ __forceinline__ void tensormap_prefetch(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // This thread's bulk stores have finished reading shared memory (the buffer may be rewritten).
 __device__ __forceinline__ void bulk_wait_read_all() {
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
-// This thread's bulk stores are complete (written to global memory).
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 // Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA) reads.
 __device__ __forceinline__ void fence_proxy_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -1786,9 +1789,10 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     }
     store_output<C::D>(p, T, rc, o, inv, lse_v, qd);
   }
-  // The staging tile must stay valid until the last store has read it; and complete before exit.
+  // The staging tile must stay valid until the last store has read it. Not until its writes land:
+  // they are visible when the kernel ends, and waiting for them would hold the SM from the next CTA.
   if constexpr (C::O_STAGE || C::O_BORROW) {
-    if (leader) bulk_wait_all();
+    if (leader) bulk_wait_read_all();
   }
   if constexpr (C::O_BORROW) release_held(stored, leader);
 }
@@ -1804,7 +1808,13 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
   extern __shared__ uint8_t smem_raw[];
   const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u), smem_raw);
   const int tid = threadIdx.x;
-  if (tid == 0) sm.init_barriers();
+  if (tid == 0) {
+    tensormap_prefetch(&tmQ);
+    tensormap_prefetch(&tmK);
+    tensormap_prefetch(&tmV);
+    sm.init_barriers();
+  }
+  if (tid == kWarpGroupThreads && p.o_tma) tensormap_prefetch(&tmO);
   if (VS && p.vl_buckets > 0) build_varlen_table(p, sm.table, tid);  // ends with __syncthreads
   else __syncthreads();
 
