@@ -8,7 +8,9 @@ kernels/hopper/flash_attn_fwd/flash_attn_fwd.cu`). For every function whose mang
 backward branch whose body holds the most HGMMA, under 1500 instructions), lists the conditional forward
 branches inside it with the instructions each skips and what they are (softcap: MUFU.TANH; the O
 rescale: FMUL only; a barrier's spin: a few; the mask: the rest), and prints the loop's size, its
-common path (no softcap, no mask; with and without the rescale) and an opcode histogram.
+common path (no softcap, no mask; with and without the rescale) and an opcode histogram; before them,
+the prologue a tile runs before its first product (first barrier to first HGMMA) and its IABS, one an
+emulated integer division.
 cuobjdump comes from $CUOBJDUMP, the PATH, or the pip package nvidia-cuda-cuobjdump.
 """
 
@@ -84,7 +86,20 @@ def kind(inside: list[str]) -> str:
     return "mask"
 
 
+def prologue(ins: list[tuple[int, str]]) -> str:
+    """The code a tile runs before its first product: from the CTA's first barrier (the one after the
+    barriers' set-up) to the first HGMMA, every branch counted (a tile takes one decode order)."""
+    bars = [a for a, t in ins if opcode(t) == "BAR"]
+    first = next((a for a, t in ins if opcode(t) == "HGMMA"), None)
+    if not bars or first is None or first < bars[0]:
+        return "  prologue: no barrier before the first HGMMA"
+    body = [t for a, t in ins if bars[0] < a < first]
+    divisions = sum(opcode(t) == "IABS" for t in body)
+    return f"  prologue (first barrier to first HGMMA): {len(body)} instructions, {divisions} IABS (emulated divisions)"
+
+
 def report(ins: list[tuple[int, str]]) -> None:
+    print(prologue(ins))
     loop = main_loop(ins)
     if loop is None:
         print("  no loop with HGMMA")
