@@ -2,9 +2,9 @@
 three candidates (wrong, slower, faster), a question from the bank when the worker says it is done,
 and the run ends at its target.
 
-The run starts from tests/fixtures/loop/start.cpp (correct, about 0.4x torch) rather than the seed, so the
-margins are far above the CPU timing noise of a busy CI machine: slower is about half of it, faster about
-ten times it, and the target is twice it."""
+The run starts from tests/fixtures/loop/start.cpp (correct, about 0.25x torch) rather than the seed, so
+the margins are far above the CPU timing noise of a busy CI machine: slower is about a quarter of it,
+faster about ten times it, and the target is twice it."""
 
 from __future__ import annotations
 
