@@ -2317,9 +2317,9 @@ static int choose_splits(long long tiles, int nbk, int nsm) {
 // neutral partials (O = 0, lse = -inf: weight 0 in fa_combine), as a causal split whose keys a row
 // cannot see does. (An exit for empty splits at the kernel's top, ahead of the barriers, was the
 // first version: its inlined tile decode added ~660 instructions to every unfed kernel and cost
-// fixed-length calls 2-5 %, d192 non-causal 3 %, measured on an H100.) ns minimizes the makespan of the bound (every sequence as long as the longest:
-// the equal-length batch, the only one whose split count the host can check), one CTA per split in
-// rounds of one per SM:
+// fixed-length calls 2-5 %, d192 non-causal 3 %, measured on an H100.) ns minimizes the makespan of
+// the bound (every sequence as long as the longest: the equal-length batch, the only one whose split
+// count the host can check), one CTA per split in rounds of one per SM:
 //   ceil(tiles ns / SMs) x (ceil(nbk / ns) + the per-split fixed cost, kTileFixedKeys in blocks),
 // ties to fewer splits (fewer partials); ns <= kMaxSplits, >= kMinBlocksPerSplit blocks a split.
 // Unlike fixed length's one-wave rule, this may take several rounds of splits: the bound counts
