@@ -1,6 +1,7 @@
 """The kernel's `Divisor` against integer division: q = (umulhi(n, mul) + n) >> shift, with shift =
 ceil(log2 d) and mul = floor(2^32 (2^shift - d) / d) + 1, must equal n // d for every 0 <= n < 2^31 and
-every divisor 1 <= d < 2^31 the launch can set (m-blocks, splits, head slots, group, rows).
+every divisor 1 <= d < 2^31 the launch can set (m-blocks, splits, head slots, group, rows, the grid,
+a pair group and its half, a band and its tiles).
 
     python tests/hopper_models/fast_div_model.py
 

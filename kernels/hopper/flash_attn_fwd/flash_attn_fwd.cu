@@ -339,13 +339,16 @@ __device__ __forceinline__ void tensormap_release() {
 __device__ __forceinline__ void tensormap_acquire(const CUtensorMap* map) {
   asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
+// Fetches a tensor map into the TMA unit's descriptor cache ahead of its first load: a CTA's first TMA
+// otherwise waits for the map's 128 bytes from memory after the barriers are set up.
+__device__ __forceinline__ void tensormap_prefetch(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // This thread's bulk stores have finished reading shared memory (the buffer may be rewritten).
 __device__ __forceinline__ void bulk_wait_read_all() {
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
-// This thread's bulk stores are complete (written to global memory).
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 // Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA) reads.
 __device__ __forceinline__ void fence_proxy_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -626,8 +629,11 @@ struct Params {
   float* lse_part;
   float sl2;     // multiplier taking a score to log2 units; softcap: its tanh (the cap rides in it)
   float cap_in;  // softcap: scale / softcap (0: no softcap)
-  // n_mblocks, n_splits, hq / pack_g (head slots), group and pack_r as divisors (set_divisors)
+  // n_mblocks, n_splits, hq / pack_g (head slots), group and pack_r as divisors (set_divisors); for the
+  // persistent orders, the grid, a pair group's tiles and its half, and the band's tiles and slots
   Divisor by_mblocks, by_splits, by_slots, by_group, by_rows;
+  Divisor by_grid, by_pair_group, by_half, by_band_tiles, by_band, by_short_band;
+  int short_band;  // bands: the slots of the short band, first (0: none)
 };
 
 // Varlen Q, K, V maps whose row extent is the batch's true total, cu_seqlens[batch], which only the
@@ -871,46 +877,43 @@ struct TileScheduler {
     if (VS && p.vl_buckets > 0) {
       int pos = t;
       if constexpr (!FED) {
-        const int round = t / G, c = t % G;
+        const int round = p.by_grid.div(t), c = t - round * G;
         pos = round * G + ((round & 1) ? G - 1 - c : c);
       }
       if (pos >= vl_tiles) return false;
       varlen_tile(p, pos, &T.b, &hh, &mb);
       T.sp = 0;
     } else if (p.n_pairs > 0) {
-      const int round = t / G, pair = (round / 2) * G + t % G;
+      const int round = p.by_grid.template quot<!FED>(t), pair = (round / 2) * G + (t - round * G);
       if (pair >= p.n_pairs) return false;
       const int light = round & 1;
-      const int half = p.n_mblocks / 2, per_group = 2 * half + (p.n_mblocks & 1);
-      const int g = pair / per_group, j = pair - g * per_group;
+      const int half = p.n_mblocks / 2, per_group = p.by_pair_group.d;
+      const int g = p.by_pair_group.template quot<!FED>(pair), j = pair - g * per_group;
       int slot;
       if (j < 2 * half) {  // a slot's pair: heavy m-block n-1-k, then light k
-        slot = 2 * g + j / half;
-        const int k = j - (j / half) * half;
+        const int jh = p.by_half.template quot<!FED>(j);
+        slot = 2 * g + jh;
+        const int k = j - jh * half;
         mb = light ? k : p.n_mblocks - 1 - k;
       } else {  // the middle m-blocks of the group's two slots
         slot = 2 * g + light;
         mb = half;
       }
       if (slot >= HH * p.batch) return false;  // an odd slot count: the last group has one slot
-      hh = slot % HH;
-      T.b = slot / HH;
+      T.b = p.by_slots.template quot<!FED>(slot);
+      hh = slot - T.b * HH;
       T.sp = 0;
     } else {
       int slot;  // (batch, head slot, split), split fastest
       if (p.band > 0) {  // bands of p.band slots, the short one (if any) first; heavy first in a band
-        const int short_nh = p.n_splits * HH * p.batch % p.band;
-        int band0, nh;  // first slot of t's band, slots in it
-        if (t < short_nh * p.n_mblocks) {
-          band0 = 0;
-          nh = short_nh;
-        } else {
-          band0 = short_nh + (t - short_nh * p.n_mblocks) / (p.n_mblocks * p.band) * p.band;
-          nh = p.band;
-        }
+        const int short_nh = p.short_band;
+        const bool in_short = t < short_nh * p.n_mblocks;
+        const int past_short = t - short_nh * p.n_mblocks;
+        const int band0 = in_short ? 0 : short_nh + p.by_band_tiles.template quot<!FED>(past_short) * p.band;
+        const Divisor nh = in_short ? p.by_short_band : p.by_band;  // slots in t's band, band0 its first
         const int r = t - band0 * p.n_mblocks;
-        mb = r / nh;
-        slot = band0 + r % nh;
+        mb = nh.template quot<!FED>(r);
+        slot = band0 + r - mb * nh.d;
       } else {
         slot = p.by_mblocks.template quot<!FED>(t);
         mb = t - slot * p.n_mblocks;
@@ -1786,9 +1789,10 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     }
     store_output<C::D>(p, T, rc, o, inv, lse_v, qd);
   }
-  // The staging tile must stay valid until the last store has read it; and complete before exit.
+  // The staging tile must stay valid until the last store has read it. Not until its writes land:
+  // they are visible when the kernel ends, and waiting for them would hold the SM from the next CTA.
   if constexpr (C::O_STAGE || C::O_BORROW) {
-    if (leader) bulk_wait_all();
+    if (leader) bulk_wait_read_all();
   }
   if constexpr (C::O_BORROW) release_held(stored, leader);
 }
@@ -1804,7 +1808,13 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
   extern __shared__ uint8_t smem_raw[];
   const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u), smem_raw);
   const int tid = threadIdx.x;
-  if (tid == 0) sm.init_barriers();
+  if (tid == 0) {
+    tensormap_prefetch(&tmQ);
+    tensormap_prefetch(&tmK);
+    tensormap_prefetch(&tmV);
+    sm.init_barriers();
+  }
+  if (tid == kWarpGroupThreads && p.o_tma) tensormap_prefetch(&tmO);
   if (VS && p.vl_buckets > 0) build_varlen_table(p, sm.table, tid);  // ends with __syncthreads
   else __syncthreads();
 
@@ -2480,12 +2490,21 @@ static Divisor make_divisor(int d) {
   return {d, static_cast<uint32_t>(mul), shift};
 }
 // The decode's divisors, once the schedule is chosen.
-static void set_divisors(Params& prm) {
+static void set_divisors(Params& prm, int grid) {
   prm.by_mblocks = make_divisor(prm.n_mblocks);
   prm.by_splits = make_divisor(prm.n_splits);
   prm.by_slots = make_divisor(prm.hq / prm.pack_g);
   prm.by_group = make_divisor(prm.group);
   prm.by_rows = make_divisor(prm.pack_r);
+  prm.by_grid = make_divisor(grid);
+  const int half = prm.n_mblocks / 2;
+  prm.by_half = make_divisor(half);
+  prm.by_pair_group = make_divisor(2 * half + (prm.n_mblocks & 1));
+  const int band = prm.band > 0 ? prm.band : 1;
+  prm.short_band = prm.band > 0 ? prm.n_splits * (prm.hq / prm.pack_g) * prm.batch % band : 0;
+  prm.by_band = make_divisor(band);
+  prm.by_short_band = make_divisor(prm.short_band);
+  prm.by_band_tiles = make_divisor(prm.n_mblocks * band);
 }
 
 template <class C>
@@ -2566,7 +2585,7 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
                                             prm.n_mblocks;
   const long long kv_bytes_per_head = 2LL * prm.sk * C::D * 2;  // K and V of one (batch, KV head), bf16
   const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes, can_feed<C>());
-  set_divisors(pk);
+  set_divisors(pk, grid);
   const auto kern = main_kernel<C>(pk.feed_slot >= 0);
   if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
   kern<<<grid, C::THREADS, C::SMEM, a.stream>>>(mq, mk, mv, mo, pk);
