@@ -2405,7 +2405,7 @@ static int next_feed_slot() {
   return static_cast<int>(next.fetch_add(1, std::memory_order_relaxed) % kTileFeedSlots);
 }
 static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, long long kv_bytes_per_head,
-                       long long l2_bytes, bool can_feed) {
+                       long long l2_bytes, bool can_feed, bool feed_over_pairs) {
   prm.n_pairs = 0;
   prm.band = 0;
   prm.feed_slot = -1;
@@ -2413,11 +2413,11 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
   const bool uniform = !prm.causal && !prm.varlen;
   if (uniform) return static_cast<int>(tiles < nsm ? tiles : nsm);
   if (prm.vl_buckets > 0) {  // tiles: the maxima's bound
-    if (can_feed) prm.feed_slot = next_feed_slot();  // the heaviest-first list dealt by the counter
+    if (can_feed && feed_over_pairs) prm.feed_slot = next_feed_slot();  // the heaviest-first list dealt by the counter
     return static_cast<int>(tiles < nsm ? tiles : nsm);
   }
   if (prm.varlen || prm.n_splits > 1 || tiles <= nsm) return static_cast<int>(tiles);
-  if (can_feed && kv_bytes_per_head > 0) {
+  if (can_feed && feed_over_pairs && kv_bytes_per_head > 0) {
     prm.band = choose_band(prm, nsm, kv_bytes_per_head, l2_bytes);
     prm.feed_slot = next_feed_slot();
     prm.fed_tiles = static_cast<int>(tiles);
@@ -2443,6 +2443,11 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
     return static_cast<int>(pairs < nsm ? pairs : nsm);
   }
   if (kv_bytes_per_head > 0) prm.band = choose_band(prm, nsm, kv_bytes_per_head, l2_bytes);
+  if (can_feed && kv_bytes_per_head > 0) {
+    prm.feed_slot = next_feed_slot();
+    prm.fed_tiles = static_cast<int>(tiles);
+    return nsm;
+  }
   return static_cast<int>(tiles);
 }
 
@@ -2539,7 +2544,7 @@ static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int
 // stage in a uniform register each key block (otherwise 24-44 R2UR a block) and holds its tile in
 // shared memory across the loop (d192's spilled 64 bytes of it).
 template <class C>
-constexpr bool can_feed() { return C::WGS == 2 && C::BN <= 128 && C::O_BORROW; }
+constexpr bool can_feed() { return C::BN <= 128 && !C::P_SMEM && !(C::WGS == 3 && C::D == 96); }
 
 // The kernel of config C (fed: its tile-feed instantiation).
 template <class C>
@@ -2584,7 +2589,7 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
                                       : static_cast<double>(head_visible_keys(prm.sq, prm.sk, prm.causal, prm.pack_r)) /
                                             prm.n_mblocks;
   const long long kv_bytes_per_head = 2LL * prm.sk * C::D * 2;  // K and V of one (batch, KV head), bf16
-  const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes, can_feed<C>());
+  const int grid = choose_grid(pk, tiles, di.nsm, mean_keys, kv_bytes_per_head, di.l2_bytes, can_feed<C>(), C::O_BORROW);
   set_divisors(pk, grid);
   const auto kern = main_kernel<C>(pk.feed_slot >= 0);
   if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess) return kDeviceError;
