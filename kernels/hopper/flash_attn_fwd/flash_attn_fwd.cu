@@ -1635,24 +1635,27 @@ __device__ __forceinline__ OBox o_box(const Params& p, const Tile& T, int w, int
 }
 
 // O / l (bf16) into the warpgroup's staging tile, in the layout TMA's 128B swizzle reads: atom a
-// (64 columns) at a * 8 KB, tile row r at r * 128 B, its 16-byte chunk c at chunk c ^ (r % 8).
-// A warp's 4-byte store of (row pair r, columns 8i..8i+7) covers 8 rows x 4 lanes: rows j = 0..7
-// land in chunks (i % 8) ^ j, all different, so the 32 lanes hit 32 different banks.
+// (64 columns) at a * 8 KB, tile row r at r * 128 B, its 16-byte chunk c at chunk c ^ (r % 8) (the
+// layout of ProbsOperand's P tile). One stmatrix .x4 writes columns 16j..16j+15 of the warp's 16 rows
+// (four 8x8 blocks, each accumulator pair one row of a block): D/16 stores a thread where 4-byte
+// stores took D/4. Lane L gives row L % 8 of block L / 8: warpgroup row 16 warp + 8 ((L / 8) % 2) + L % 8,
+// chunk 2j + L / 16, so its address is its own for j = 0 with (2j % 8) << 4 XORed in.
 template <class C>
-__device__ __forceinline__ void stage_o(uint32_t sOw, const float* o, const float* inv, int lrow0, int qd) {
-  // Addresses computed here, once a tile: hoisted out of the tile loop, ptxas held all 2 x D/8 of
-  // them through the key-block loop (d64's tall tile, at 160 registers, spilled 5).
-  asm volatile("" : "+r"(lrow0));
+__device__ __forceinline__ void stage_o(uint32_t sOw, const float* o, const float* inv) {
+  // The lane's address computed here, once a tile: hoisted out of the tile loop, ptxas held the
+  // staging addresses through the key-block loop (d64's tall tile, at 160 registers, spilled 5).
+  uint32_t tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  const uint32_t lane = tid % kWarpSize, warp = (tid % kWarpGroupThreads) / kWarpSize;
+  const uint32_t row = 16 * warp + 8 * ((lane / 8) % 2) + lane % 8;
+  const uint32_t lane_addr = sOw + row * kSwizzleBytes + (((lane / 16) ^ (lane % 8)) << 4);
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = lrow0 + 8 * r;
-    const uint32_t base = sOw + row * kSwizzleBytes + qd * 4;
-    const int sw = row % 8;
-#pragma unroll
-    for (int i = 0; i < C::D / 8; ++i) {
-      const uint32_t addr = base + (i / 8) * C::O_ATOM_BYTES + (((i % 8) ^ sw) << 4);
-      st_shared_u32(addr, pack_bf16(o[4 * i + 2 * r] * inv[r], o[4 * i + 2 * r + 1] * inv[r]));
-    }
+  for (int j = 0; j < C::D / 16; ++j) {
+    const uint32_t addr = (lane_addr ^ (static_cast<uint32_t>((2 * j) % 8) << 4)) + (2 * j / 8) * C::O_ATOM_BYTES;
+    stmatrix_x4(addr, pack_bf16(o[8 * j + 0] * inv[0], o[8 * j + 1] * inv[0]),
+                pack_bf16(o[8 * j + 2] * inv[1], o[8 * j + 3] * inv[1]),
+                pack_bf16(o[8 * j + 4] * inv[0], o[8 * j + 5] * inv[0]),
+                pack_bf16(o[8 * j + 6] * inv[1], o[8 * j + 7] * inv[1]));
   }
 }
 
@@ -1664,11 +1667,10 @@ __device__ __forceinline__ void stage_o(uint32_t sOw, const float* o, const floa
 // The Q buffer and its barriers are untouched: the staging tile is its own shared memory.
 template <class C>
 __device__ __forceinline__ void store_output_tma(const CUtensorMap* tmO, const OBox& ob, const Tile& T, uint32_t sOw,
-                                                 const float* o, const float* inv, int w, int lrow0, int qd,
-                                                 bool leader) {
+                                                 const float* o, const float* inv, int w, bool leader) {
   if (leader) bulk_wait_read_all();
   named_sync(kBarOStage + w, kWarpGroupThreads);
-  stage_o<C>(sOw, o, inv, lrow0, qd);
+  stage_o<C>(sOw, o, inv);
   fence_proxy_async_smem();
   named_sync(kBarOStage + w, kWarpGroupThreads);
   if (leader) {
@@ -1792,7 +1794,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     if constexpr (C::O_STAGE) {
       const OBox ob = o_box(p, T, w, sched.R);  // uniform across the warpgroup
       if (ob.ok) {
-        store_output_tma<C>(tmO, ob, T, sOw, o, inv, w, rloc0 - kWgRows * w, qd, leader);
+        store_output_tma<C>(tmO, ob, T, sOw, o, inv, w, leader);
         store_lse(p, T, rc, lse_v, qd);
         continue;
       }
@@ -1806,7 +1808,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
         else named_sync(kBarTileEnd, C::WGS * kWarpGroupThreads);
       }
       if (hold) {
-        store_output_tma<C>(tmO, o_box(p, T, w, sched.R), T, held.buf, o, inv, w, rloc0 - kWgRows * w, qd, leader);
+        store_output_tma<C>(tmO, o_box(p, T, w, sched.R), T, held.buf, o, inv, w, leader);
         store_lse(p, T, rc, lse_v, qd);
         stored = held;
         continue;
