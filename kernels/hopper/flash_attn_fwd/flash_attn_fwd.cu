@@ -589,8 +589,9 @@ template <> struct HeadDimTiles<256> {
 // + n) >> shift with shift = ceil(log2 d), mul = floor(2^32 (2^shift - d) / d) + 1 (Granlund and
 // Montgomery, "Division by invariant integers using multiplication", 1994). The GPU has no integer
 // divider: n / d compiles to ~20 instructions (a float reciprocal and corrections), this to three. The
-// tile decode divides by the m-blocks, splits, head slots, group and rows once a tile and warp, twice
-// where P is in shared memory (tests/hopper_models/fast_div_model.py checks the formula).
+// tile decode divides by the m-blocks, splits, head slots, group and rows, and the persistent orders'
+// by the grid, a pair group and its half, a band and its tiles, once a tile and warp, twice where P is
+// in shared memory (tests/hopper_models/fast_div_model.py checks the formula).
 struct Divisor {
   int d;
   uint32_t mul, shift;
