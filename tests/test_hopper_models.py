@@ -144,3 +144,11 @@ def test_the_tile_decode_divisor_divides_exactly_and_a_mutant_is_caught():
     result = run("fast_div_model.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 differences; mutant (no + 1) caught: True" in result.stdout, result.stdout
+
+
+def test_the_mask_threshold_agrees_with_the_per_block_test_and_a_threshold_one_block_late_is_caught(tmp_path):
+    result = run("mask_threshold_model.py")
+    assert result.returncode == 0 and result.stdout.startswith("ok: the threshold agrees"), result.stderr
+    mutant_fails(tmp_path, "mask_threshold_model.py",
+                 "nb = min(nb, 0 if visible <= 0 else visible // bn)",
+                 "nb = min(nb, 0 if visible <= 0 else visible // bn + 1)", "computed unmasked")
