@@ -476,9 +476,9 @@ struct Cfg {
   static constexpr bool SKIP_UNRAISED_RESCALE = D >= 128;
   // The key-block loop as two: the blocks that may need the mask (the diagonal, the keys' end), then
   // the rest without the mask decision and the check for a row that sees no key (d128's loop body 511
-  // -> 495 instructions, d256's 521 -> 490). Measured (H100, suite and a fresh hold-out, beside the
-  // single loop): from d128 up +0.5 to 1 %; d64 causal -2 %, with no spill, both loops' code in the
-  // instruction cache of a block that half d128's product time covers.
+  // -> 495 instructions, d256's 521 -> 490). Measured with it at every head dim (H100, the suite and a
+  // fresh hold-out beside the single loop): from d128 up +0.5 to 1 %, d64 causal -2 % (no spill; not
+  // profiled).
   static constexpr bool SPLIT_UNMASKED_LOOP = D >= 128;
   // O staged by stmatrix (stage_o): measured from d128 up +1 to 5 % on short prefills, d64 -1.5 to
   // -2.6 % (H100, the ragged group).
