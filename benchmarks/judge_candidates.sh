@@ -8,8 +8,8 @@
 #        v7all-causal=kernels/hopper/v7all.cu@'*causal*'
 # EVAL_FLAGS adds flags to every full judgement (e.g. EVAL_FLAGS="--holdout 24 --seed 1"), SUBSET_FLAGS
 # to every @GLOB one (e.g. SUBSET_FLAGS="--holdout 24 --holdout-seed 7": the hold-out comes whole);
-# SANITIZE=none skips the sanitizers. Each JSON comes back in $OUT beside logs.tgz, or, past six of them
-# (a call returns at most 8 files), packed in $OUT/results.tgz.
+# SANITIZE=none skips the sanitizers and keeps no time back for them. Each JSON comes back in $OUT
+# beside logs.tgz, or, past six of them (a call returns at most 8 files), packed in $OUT/results.tgz.
 # Before the call, here: stage FA3 and pydantic (benchmarks/harness_wheels.sh says how) and prebuild
 # each kernel into .ks-cache (KERNELSEEK_CACHE=$PWD/.ks-cache kernelseek eval K --arch sm90 --compile-only),
 # then `tar -cJf .ks-cache.tar.xz .ks-cache` (a build of the attention kernel is ~10 MB, a dozen exceed a
@@ -28,7 +28,8 @@ for arg in "$@" ${SANITIZE:+$(printf "x=%s " $SANITIZE)}; do
   python3 -m kernelseek eval "${spec%%@*}" --arch sm90 --compile-only > /dev/null 2>&1 &
 done
 wait; echo "builds ready: $((SECONDS - START))s"
-first=${SANITIZE:-}; gate_reserve=$(( 20 + 45 * $(wc -w <<< "${SANITIZE:-x}") ))
+first=${SANITIZE:-}  # the gate's time is kept back from the judgements, none where it is skipped
+if [ "$first" = none ]; then gate_reserve=0; else gate_reserve=$(( 20 + 45 * $(wc -w <<< "${SANITIZE:-x}") )); fi
 for arg in "$@"; do
   name=${arg%%=*}; spec=${arg#*=}; kernel=${spec%%@*}; flags=()
   if [ "$spec" != "$kernel" ]; then flags=(--scenarios "${spec#*@}"); read -ra more <<< "${SUBSET_FLAGS:-}"; flags+=("${more[@]}"); else read -ra flags <<< "${EVAL_FLAGS:-}"; fi
