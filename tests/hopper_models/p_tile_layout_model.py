@@ -1,6 +1,6 @@
-"""CPU check of v36's P tile: does every probability land where the SS P V product reads it? And of
-v77's O staging tile, written by the same stmatrix pattern: does every output land where TMA's
-128-byte-swizzled store reads it (the same layout, D columns instead of BN keys)?
+"""CPU check of the P tile (d64's 192-key blocks): does every probability land where the SS P V product
+reads it? And of the O staging tile, written by the same stmatrix pattern (`O_STMATRIX`): does every
+output land where TMA's 128-byte-swizzled store reads it (the same layout, D columns instead of BN keys)?
 
 Three models, each from its PTX definition, not from the kernel's code:
   * the wgmma accumulator fragment (m64nNk16, f32): thread t of warp w holds, in element 4i + 2r + c,
@@ -10,8 +10,8 @@ Three models, each from its PTX definition, not from the kernel's code:
   * the A operand of wgmma from shared memory, K-major, 128-byte swizzle (as TMA's SWIZZLE_128B writes Q):
     element (m, k) of a 64-row tile at atom k / 64 (8 KB each), byte m * 128 + (((k % 64) / 8) ^ (m % 8)) * 16
     + (k % 8) * 2.
-The kernel's side is v36's `ProbsOperand<C, true>` and v77's `stage_o`: the lane address and the
-registers they pack.
+The kernel's side is `ProbsOperand<C, true>` and `stage_o`: the lane address and the registers they
+pack.
 
     python tests/hopper_models/p_tile_layout_model.py      # prints "ok: ..." or the first mismatch
 """
