@@ -62,11 +62,14 @@ def test_the_band_decode_visits_every_tile_once_and_shortens_the_causal_tail(tmp
                  "band0 = (t - short_nh * n_mblocks) // (n_mblocks * band) * band", "AssertionError")
 
 
-def test_the_feed_protocol_never_hangs_and_a_wrong_parity_does(tmp_path):
+def test_the_feed_protocol_never_hangs_and_a_wrong_parity_or_a_missing_q_wait_is_caught(tmp_path):
     result = run("feed_protocol_model.py")
     assert result.returncode == 0 and "420 random interleavings, no hang" in result.stdout, result.stderr
     mutant_fails(tmp_path, "feed_protocol_model.py", "cta.q_empty.done((q & 1) ^ 1)", "cta.q_empty.done(q & 1)",
                  "hang")
+    mutant_fails(tmp_path, "feed_protocol_model.py",
+                 "yield lambda q=qcount: cta.q_full.done(q & 1)  # attend_tile's wait for Q", "yield None",
+                 "with the Q of")
 
 
 def test_the_borrowed_o_signals_hold_and_an_early_signal_is_caught(tmp_path):

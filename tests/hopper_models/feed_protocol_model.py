@@ -1,12 +1,15 @@
-"""v49's fed-tile protocol, modelled on the CPU (no GPU): random interleavings of every CTA's producer and
+"""The fed-tile protocol, modelled on the CPU (no GPU): random interleavings of every CTA's producer and
 consumer warps over mbarriers with the hardware's parity semantics, checking that no interleaving hangs,
-that every tile is computed exactly once, and that every consumer warp reads each published index before
-the producer overwrites it.
+that every tile is computed exactly once, that every consumer warp reads each published index before
+the producer overwrites it, and that the Q a warp computes with is its own tile's.
 
-The model follows the code of .cand/v49.cu (producer<C, true>, consumer<C, true>, attend_tile's q_full wait
-and q_empty release): per CTA one producer and W consumer warps; q_full counts 1 arrival (the producer's
-expect_tx or plain arrive; Q's bytes are taken to land with it), q_empty counts W. A work tile's consumer
-warp releases q_empty after its last S product; a tile without key blocks at once.
+The model follows flash_attn_fwd.cu (producer<C, true>, consumer<C, true>, attend_tile's q_full wait and
+q_empty release): per CTA one producer and W consumer warps. The producer publishes a tile's index and
+arrives on tile_full (1 arrival) before it issues the tile's Q, whose bytes complete q_full (1 arrival)
+later; a tile without key blocks, and the -1 that ends the feed, complete q_full by a plain arrival. A
+consumer warp waits on tile_full, reads the index and decodes it while Q is in flight, and waits on
+q_full (the same phase count) only for a tile with key blocks. q_empty counts W: a work tile's consumer
+warp releases it after its last S product; a tile without key blocks at once.
 
     python tests/hopper_models/feed_protocol_model.py
 """
@@ -32,9 +35,10 @@ class Mbarrier:
 
 class Cta:
     def __init__(self, warps: int):
-        self.q_full, self.q_empty = Mbarrier(1), Mbarrier(warps)
+        self.tile_full, self.q_full, self.q_empty = Mbarrier(1), Mbarrier(1), Mbarrier(warps)
         self.next_tile = None
         self.published: list[int] = []
+        self.q_of_phase: list[int] = []  # the tile whose Q (or plain arrival) completed each q_full phase
 
 
 def producer(cta: Cta, feed: dict, tiles: int, keyless: set[int], log: list):
@@ -51,8 +55,10 @@ def producer(cta: Cta, feed: dict, tiles: int, keyless: set[int], log: list):
         qcount += 1
         cta.next_tile = t
         cta.published.append(t)
-        yield None  # any interleaving point
-        cta.q_full.arrive()  # expect_tx (Q lands with it) or a plain arrival
+        cta.tile_full.arrive()
+        yield None  # Q in flight (or nothing to load)
+        cta.q_of_phase.append(t)
+        cta.q_full.arrive()  # Q's bytes, or a plain arrival
         if t < 0:
             break
         log.append(("issued", t))
@@ -64,7 +70,7 @@ def producer(cta: Cta, feed: dict, tiles: int, keyless: set[int], log: list):
 def consumer_warp(cta: Cta, keyless: set[int], reads: list, computed: list):
     qcount = 0
     while True:
-        yield lambda q=qcount: cta.q_full.done(q & 1)
+        yield lambda q=qcount: cta.tile_full.done(q & 1)
         t = cta.next_tile
         reads.append(t)
         if t < 0:
@@ -73,7 +79,10 @@ def consumer_warp(cta: Cta, keyless: set[int], reads: list, computed: list):
             qcount += 1
             cta.q_empty.arrive()
         else:
-            yield None  # attend_tile: its own q_full wait (same phase), the S products
+            yield lambda q=qcount: cta.q_full.done(q & 1)  # attend_tile's wait for Q
+            landed = cta.q_of_phase[qcount] if qcount < len(cta.q_of_phase) else None
+            assert landed == t, f"a warp computed tile {t} with the Q of {landed}"
+            yield None  # the S products
             qcount += 1
             cta.q_empty.arrive()  # at the last S product
             yield None  # softmax, P V, epilogue
@@ -122,7 +131,8 @@ def main() -> None:
             keyless = {t for t in range(tiles) if rng.random() < 0.25}
             run(ctas, warps, tiles, keyless, rng)
             cases += 1
-    print(f"fed-tile protocol: {cases} random interleavings, no hang, every tile once, every index read in its phase")
+    print(f"fed-tile protocol: {cases} random interleavings, no hang, every tile once, every index read in its phase, "
+          "every tile computed with its own Q")
 
 
 if __name__ == "__main__":

@@ -523,7 +523,7 @@ struct Cfg {
   static constexpr int TABLE_OFF = STASH_OFF + STASH_BYTES;                  // varlen schedule table
   static constexpr int SMEM = TABLE_OFF + TABLE_BYTES + kSmemAlign;  // + barriers, table, alignment slack
   static_assert(SMEM <= kMaxDynSmem, "smem");
-  static_assert((2 + 4 * STAGES) * kMbarBytes <= kNextTileOff, "barriers");
+  static_assert((3 + 4 * STAGES) * kMbarBytes <= kNextTileOff, "barriers");
   static_assert(BN % kWgmmaK == 0, "BN");
   static_assert(D % kWgmmaK == 0, "D");
   static_assert(RING_END % kSmemAlign == 0 && O_OFF % kSmemAlign == 0, "P and O tiles start 1024-aligned (128B swizzle)");
@@ -676,23 +676,27 @@ struct Smem {
         bar(base + C::BAR_OFF), table(reinterpret_cast<int*>(raw + (base - smem_u32(raw)) + C::TABLE_OFF)) {}
   __device__ __forceinline__ uint32_t k(int s) const { return k0 + s * C::KV_BYTES; }
   __device__ __forceinline__ uint32_t v(int s) const { return v0 + s * C::KV_BYTES; }
-  // mbarriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S]
+  // mbarriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S], tile_full (fed tiles)
   __device__ __forceinline__ uint32_t q_full() const { return bar; }
   __device__ __forceinline__ uint32_t q_empty() const { return bar + kMbarBytes; }
   __device__ __forceinline__ uint32_t k_full(int s) const { return bar + 8u * (2 + s); }
   __device__ __forceinline__ uint32_t v_full(int s) const { return bar + 8u * (2 + C::STAGES + s); }
   __device__ __forceinline__ uint32_t k_empty(int s) const { return bar + 8u * (2 + 2 * C::STAGES + s); }
   __device__ __forceinline__ uint32_t v_empty(int s) const { return bar + 8u * (2 + 3 * C::STAGES + s); }
-  // Fed tiles: the index of the tile whose Q completes q_full next, -1 when none is left.
+  // Fed tiles: the index of the tile whose Q completes q_full next, -1 when none is left, published by
+  // tile_full before its Q is loaded (the consumers decode it while Q is in flight).
   __device__ __forceinline__ uint32_t next_tile() const { return bar + kNextTileOff; }
+  __device__ __forceinline__ uint32_t tile_full() const { return bar + 8u * (2 + 4 * C::STAGES); }
   // Consumer warp cw's tile stash (fed tiles).
   __device__ __forceinline__ uint32_t tile_stash(int cw) const {
     return bar - C::BAR_OFF + C::STASH_OFF + static_cast<uint32_t>(cw * kTileStashBytes);
   }
 
   // One thread: "full" barriers complete on the TMA's bytes (one arrive), "empty" ones on one
-  // arrive per consumer warp.
+  // arrive per consumer warp, tile_full on the producer's arrive.
+  template <bool FED>
   __device__ __forceinline__ void init_barriers() const {
+    if constexpr (FED) mbar_init(tile_full(), 1);
     mbar_init(q_full(), 1);
     mbar_init(q_empty(), C::CONSUMER_WARPS);
 #pragma unroll
@@ -878,8 +882,9 @@ struct TileScheduler {
   // false: t is an empty slot of the schedule (no such tile). C: the configuration (key block, tile rows).
   // FED: t comes from the tile feed, in schedule order. A fed launch without the varlen schedule
   // is fixed-length, so there the varlen paths compile away; the varlen schedule's fed position is t
-  // itself (the counter deals the heaviest-first list, no snake).
-  template <class C, bool FED = false>
+  // itself (the counter deals the heaviest-first list, no snake). FAST: divide by the launch's
+  // Divisors; only the fed producer, in 24 registers, divides (Divisor::quot).
+  template <class C, bool FED = false, bool FAST = !FED>
   __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
     const int varlen = FED && !VS ? 0 : p.varlen;
     constexpr int BN = C::BN;
@@ -894,14 +899,14 @@ struct TileScheduler {
       varlen_tile(p, pos, &T.b, &hh, &mb);
       T.sp = 0;
     } else if (p.n_pairs > 0) {
-      const int round = p.by_grid.template quot<!FED>(t), pair = (round / 2) * G + (t - round * G);
+      const int round = p.by_grid.template quot<FAST>(t), pair = (round / 2) * G + (t - round * G);
       if (pair >= p.n_pairs) return false;
       const int light = round & 1;
       const int half = p.n_mblocks / 2, per_group = p.by_pair_group.d;
-      const int g = p.by_pair_group.template quot<!FED>(pair), j = pair - g * per_group;
+      const int g = p.by_pair_group.template quot<FAST>(pair), j = pair - g * per_group;
       int slot;
       if (j < 2 * half) {  // a slot's pair: heavy m-block n-1-k, then light k
-        const int jh = p.by_half.template quot<!FED>(j);
+        const int jh = p.by_half.template quot<FAST>(j);
         slot = 2 * g + jh;
         const int k = j - jh * half;
         mb = light ? k : p.n_mblocks - 1 - k;
@@ -910,7 +915,7 @@ struct TileScheduler {
         mb = half;
       }
       if (slot >= HH * p.batch) return false;  // an odd slot count: the last group has one slot
-      T.b = p.by_slots.template quot<!FED>(slot);
+      T.b = p.by_slots.template quot<FAST>(slot);
       hh = slot - T.b * HH;
       T.sp = 0;
     } else {
@@ -919,23 +924,23 @@ struct TileScheduler {
         const int short_nh = p.short_band;
         const bool in_short = t < short_nh * p.n_mblocks;
         const int past_short = t - short_nh * p.n_mblocks;
-        const int band0 = in_short ? 0 : short_nh + p.by_band_tiles.template quot<!FED>(past_short) * p.band;
+        const int band0 = in_short ? 0 : short_nh + p.by_band_tiles.template quot<FAST>(past_short) * p.band;
         const Divisor nh = in_short ? p.by_short_band : p.by_band;  // slots in t's band, band0 its first
         const int r = t - band0 * p.n_mblocks;
-        mb = nh.template quot<!FED>(r);
+        mb = nh.template quot<FAST>(r);
         slot = band0 + r - mb * nh.d;
       } else {
-        slot = p.by_mblocks.template quot<!FED>(t);
+        slot = p.by_mblocks.template quot<FAST>(t);
         mb = t - slot * p.n_mblocks;
       }
-      const int rest = p.by_splits.template quot<!FED>(slot);
+      const int rest = p.by_splits.template quot<FAST>(slot);
       T.sp = slot - rest * p.n_splits;
-      T.b = p.by_slots.template quot<!FED>(rest);
+      T.b = p.by_slots.template quot<FAST>(rest);
       hh = rest - T.b * HH;
       if (p.causal) mb = p.n_mblocks - 1 - mb;
     }
     T.hq0 = hh * p.pack_g;
-    T.hk = p.by_group.template quot<!FED>(T.hq0);
+    T.hk = p.by_group.template quot<FAST>(T.hq0);
     T.q_start = 0;
     T.k_start = 0;
     T.sq = p.sq;
@@ -962,7 +967,7 @@ struct TileScheduler {
     // 24-register producer of d192's fed twin and d64's tall-wide consumers spilled 4-24 bytes.
     constexpr bool kVarlenSplit = !C::VS && !FED && C::WGS == 2;
     const int split_nbk = kVarlenSplit && varlen ? max(nbk, (p.sk + BN - 1) / BN) : nbk;
-    const int chunk = p.by_splits.template quot<!FED>(split_nbk + p.n_splits - 1);
+    const int chunk = p.by_splits.template quot<FAST>(split_nbk + p.n_splits - 1);
     T.nb_lo = min(nbk, T.sp * chunk);
     T.nb_hi = min(nbk, T.nb_lo + chunk);
     // The Q box holds pack_r rows of each head (BM unpacked): varlen shifts it by that.
@@ -977,8 +982,9 @@ struct TileScheduler {
 // the STAGES-deep ring; each load waits until the consumers released that buffer.
 // Tiles: t = blockIdx.x, + gridDim.x, ... or, fed (p.feed_slot >= 0), the counter's next, taken
 // once this tile's loads are all issued (its last blocks still to compute: the fetch's latency hides
-// under them). A fed tile's index goes to the consumers through shared memory, published before q_full
-// completes (Q's arrival, or a plain arrival for a tile without key blocks, or -1: no tile left).
+// under them). A fed tile's index goes to the consumers through shared memory, published by tile_full
+// before its Q's load is issued (so that they decode it while Q is in flight); q_full completes on Q's
+// arrival, or on a plain arrival for a tile without key blocks or for -1 (no tile left).
 // (The feed's address is rebuilt from the kernel parameter at each use: the producer runs in 24 registers.)
 // The varlen schedule's tile count is known only on the device (VarlenTable), the others' on the host.
 template <bool VS>
@@ -1014,6 +1020,7 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
       mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);  // the consumers have read the last index and its Q
       ++qcount;
       st_shared(sm.next_tile(), t);
+      mbar_arrive(sm.tile_full());  // (release: the index before the arrival)
       if (!work) {
         mbar_arrive(sm.q_full());
         if (t < 0) break;
@@ -1771,8 +1778,8 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   constexpr bool fed = FED;
   for (int i = 0;; ++i) {
     int t;
-    if constexpr (fed) {  // the producer's next tile: published before q_full completes
-      mbar_wait(sm.q_full(), qcount & 1);
+    if constexpr (fed) {  // the producer's next tile, published before its Q is loaded (tile_full's
+      mbar_wait(sm.tile_full(), qcount & 1);  // phases are q_full's: one a fed index)
       // Lane 0 reads it for the warp: only lane 0 arrives on q_empty, whose release must follow every read
       // of the index the producer rewrites after it (racecheck: each lane's own read was unordered).
       t = __shfl_sync(0xffffffffu, lane == 0 ? ld_shared(sm.next_tile()) : 0, 0);
@@ -1782,8 +1789,8 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
       if (t >= sched.num_tiles) break;
     }
     Tile T;
-    const bool valid = sched.template decode<C, FED>(p, t, T);
-    if (fed && !(valid && T.nb_hi > T.nb_lo)) {  // fed without key blocks: its q_full phase had no Q
+    const bool valid = sched.template decode<C, FED, true>(p, t, T);
+    if (fed && !(valid && T.nb_hi > T.nb_lo)) {  // fed without key blocks: its q_full phase, no Q, not awaited
       ++qcount;
       release(sm.q_empty(), lane);
     }
@@ -1815,7 +1822,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     if constexpr (C::P_SMEM) {  // the tile again, for the epilogue: held across the key-block loop, it spilled
       int again = t;
       asm volatile("" : "+r"(again));
-      sched.template decode<C, FED>(p, again, T);
+      sched.template decode<C, FED, true>(p, again, T);
       rc = row_ctx(T, fresh_first_row(), p.by_rows, p.pack_g);
     }
 
@@ -1873,7 +1880,7 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
     tensormap_prefetch(&tmQ);
     tensormap_prefetch(&tmK);
     tensormap_prefetch(&tmV);
-    sm.init_barriers();
+    sm.template init_barriers<FED>();
   }
   if (tid == kWarpGroupThreads && p.o_tma) tensormap_prefetch(&tmO);
   if (VS && p.vl_buckets > 0) build_varlen_table(p, sm.table, tid);  // ends with __syncthreads
