@@ -2599,15 +2599,17 @@ static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int
                             : launch_main<C>(a, prm, total_q_ub, total_k_ub);
 }
 
-// Fed tiles for the configs that stage O in borrowed buffers: d192 and d256, whose
-// causal pairs rounded worst (tests/hopper_models/pair_tail_model.py) and whose varlen snake left the longest tail.
-// Measured on an H100 (2026-12-05): with d64/d96/d128 fed too, GQA causal fell 0.855x -> 0.79x
-// and d64 causal lost 9-11 % against the static schedules; fed only here, no scenario lost more than 5.4 % and
-// d256 gained up to 25 %. Fed instantiations compile without spills: a fed consumer re-places its ring
+// Fed tiles for every two-consumer config with key blocks of 128 or fewer: d192 and d256, whose causal
+// pairs rounded worst (tests/hopper_models/pair_tail_model.py) and whose varlen snake left the longest
+// tail, and d64-d128, whose causal pairs leave SMs idle in the last round (d128 s2048 causal, H200: SMs
+// active 93.7 % of the kernel against FA3's 97.2 %). Measured on an H100 (2026-12-05), before the index
+// was published ahead of Q and decoded by multiplies: with d64/d96/d128 fed too, GQA causal fell 0.855x
+// -> 0.79x and d64 causal lost 9-11 % against the static schedules; with d192/d256 fed only, no scenario
+// lost more than 5.4 % and d256 gained up to 25 %. Fed instantiations compile without spills: a fed consumer re-places its ring
 // stage in a uniform register each key block (otherwise 24-44 R2UR a block) and holds its tile in
 // shared memory across the loop (d192's spilled 64 bytes of it).
 template <class C>
-constexpr bool can_feed() { return C::WGS == 2 && C::BN <= 128 && C::O_BORROW; }
+constexpr bool can_feed() { return C::WGS == 2 && C::BN <= 128; }
 
 // The kernel of config C (fed: its tile-feed instantiation).
 template <class C>
