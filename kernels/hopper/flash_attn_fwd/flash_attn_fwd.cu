@@ -243,7 +243,7 @@ constexpr int consumer_regs(int consumer_wgs) {
   return launch_regs(kWarpGroupThreads * (1 + consumer_wgs)) +
          (launch_regs(kWarpGroupThreads * (1 + consumer_wgs)) - kProducerRegs) / consumer_wgs / 8 * 8;
 }
-static_assert(consumer_regs(2) == 240 && consumer_regs(3) == 160, "the split measured with two consumers (v1-v24)");
+static_assert(consumer_regs(2) == 240 && consumer_regs(3) == 160, "the register split the kernels were measured with");
 
 // Named barriers (bar.sync ids; 0 is __syncthreads). Pingpong: barrier kBarTurn + w means
 // "consumer warpgroup w may issue its matrix products"; w and the warpgroup before it take part.
