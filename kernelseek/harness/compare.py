@@ -16,6 +16,7 @@ two different samples share none). Judgements of different tasks, archs or headl
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelseek.harness.judge import geomean
+
+GZIP_MAGIC = b"\x1f\x8b"
 
 FASTER, SLOWER, WITHIN, BROKE, FIXED, UNTIMED = "faster", "slower", "within band", "broke", "fixed", "untimed"
 
@@ -68,13 +71,20 @@ class Comparison:
 
 
 def load_judgement(path: str | Path) -> dict[str, Any]:
-    """A judgement's JSON (what `kernelseek eval --out` writes), checked enough to compare."""
+    """A judgement's JSON (what `kernelseek eval --out` writes, or it gzipped), checked enough to compare."""
     path = Path(path)
     if not path.is_file():
         what = "not a regular file" if path.exists() else "no such file"
         raise CompareError(f"{path}: {what}; pass a judgement written by `kernelseek eval --out FILE`.")
+    raw = path.read_bytes()
+    if raw[:2] == GZIP_MAGIC:  # the stored judgements of benchmarks/results are gzipped
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as error:
+            raise CompareError(f"{path}: a gzip file that does not unpack ({error}); pass a judgement written by "
+                               "`kernelseek eval --out FILE`, gzipped whole or not at all.") from None
     try:
-        data = json.loads(path.read_text(errors="replace"))
+        data = json.loads(raw.decode(errors="replace"))
     except json.JSONDecodeError as error:
         raise CompareError(f"{path}: not JSON ({error.msg}, line {error.lineno}); pass a judgement written by "
                            "`kernelseek eval --out FILE`.") from None

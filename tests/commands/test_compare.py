@@ -3,6 +3,7 @@ sign counts, and one sentence for files that cannot be compared."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -111,6 +112,16 @@ def test_a_file_that_is_not_a_judgement_is_named_with_the_fix(tmp_path, content,
     assert str(path) in str(error.value) and "kernelseek eval --out" in str(error.value)
 
 
+def test_a_gzipped_judgement_reads_as_the_judgement_and_a_truncated_one_is_named(tmp_path):
+    path = tmp_path / "j.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(AFTER).encode()))
+    assert load_judgement(path) == AFTER
+    path.write_bytes(gzip.compress(json.dumps(AFTER).encode())[:40])
+    with pytest.raises(CompareError, match="gzip file that does not unpack") as error:
+        load_judgement(path)
+    assert str(path) in str(error.value)
+
+
 def test_a_directory_is_not_called_missing(tmp_path):
     with pytest.raises(CompareError, match="not a regular file"):
         load_judgement(tmp_path)
@@ -167,6 +178,14 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path):
     out = invoke(str(tmp_path / "missing.json"), write(tmp_path, "b.json", AFTER))
     assert out.exit_code == 2
     assert out.stderr.strip().startswith("error:") and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_shipped_kernel_and_the_one_before_it_compare_from_their_gzipped_files():
+    """v76 and v77 of benchmarks/results, judged in one call on an H100."""
+    out = invoke(str(REPO / "benchmarks/results/v76-sm90-full-h100-beside-v77.json.gz"),
+                 str(REPO / "benchmarks/results/v77-sm90-full-h100.json.gz"))
+    assert out.exit_code == 0, out.stderr
+    assert len(out.stdout.splitlines()) == 1 + 188 and "suite geomean ratio" in out.stderr
 
 
 def test_two_recorded_hopper_judgements_compare_whole():
