@@ -3,9 +3,13 @@
     python benchmarks/ncu_source_summary.py DIR [--top N]
 
 DIR holds NAME-SIDE-sass.csv (and NAME-SIDE-details.txt) files. For each it prints the kernel, its
-duration and issue-slot use (from the details page), the executed instructions, the warp-stall samples
-by reason, the N instructions with the most samples, and the spin loops: two-instruction loops executed
-far more often than the code around them (a barrier polled rather than slept on).
+duration, issue-slot use and the share of the elapsed cycles its SMs were active (from the details
+page), the executed instructions, the warp-stall samples by reason, the N instructions with the most
+samples, and the spin loops: two-instruction loops executed far more often than the code around them (a
+barrier polled rather than slept on). Where a scenario has both sides (NAME-ours-, NAME-base-), it then
+compares their main loops: an iteration is what the most frequent wgmma (HGMMA) line counts, a key
+block of a warp; the loop's instructions are those executed between half and 1.1 times that often
+(spin loops, far more often, are left out), counted by opcode a block.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from pathlib import Path
 
 SAMPLES = "Warp Stall Sampling (All Samples)"
 EXECUTED = "Instructions Executed"
-DETAILS = ("Duration", "Compute (SM) Throughput", "Issue Slots Busy", "Executed Ipc Active")
+DETAILS = ("Duration", "Compute (SM) Throughput", "Issue Slots Busy", "Executed Ipc Active", "Elapsed Cycles",
+           "SM Active Cycles")
 
 
 def read_sass(path: Path) -> tuple[str, list[dict[str, str]]]:
@@ -38,7 +43,13 @@ def details(path: Path) -> list[str]:
     if not path.exists():
         return []
     wanted = re.compile(r"^\s+(" + "|".join(re.escape(d) for d in DETAILS) + r")\s+(\S+)\s+([\d.,]+)\s*$")
-    return [" ".join(m.groups()) for m in map(wanted.match, path.read_text().splitlines()) if m]
+    found = [m.groups() for m in map(wanted.match, path.read_text().splitlines()) if m]
+    lines = [" ".join(g) for g in found]
+    cycles = {name: float(value.replace(",", "")) for name, _, value in found}
+    if cycles.get("Elapsed Cycles") and "SM Active Cycles" in cycles:  # idle SMs: a schedule's tail
+        lines.append(f"SMs active {100 * cycles['SM Active Cycles'] / cycles['Elapsed Cycles']:.1f} % of the "
+                     "elapsed cycles")
+    return lines
 
 
 def summarise(path: Path, top: int) -> str:
@@ -65,6 +76,40 @@ def summarise(path: Path, top: int) -> str:
     return "\n".join(lines)
 
 
+def opcode(source: str) -> str:
+    """The instruction's mnemonic without its predicate; FTZ dropped (the same work either way)."""
+    words = source.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0].replace(".FTZ", "") if words else "?"
+
+
+def loop_opcodes(rows: list[dict[str, str]]) -> tuple[int, collections.Counter]:
+    """The main loop's iterations (the most frequent HGMMA line's count) and its opcodes a iteration."""
+    counts = collections.Counter(number(r[EXECUTED]) for r in rows if "HGMMA" in r["Source"])
+    if not counts:
+        return 0, collections.Counter()
+    iterations = max(counts, key=lambda n: (counts[n], n))
+    per = collections.Counter()
+    for r in rows:
+        if iterations / 2 <= number(r[EXECUTED]) <= 1.1 * iterations:
+            per[opcode(r["Source"])] += number(r[EXECUTED]) / iterations
+    return iterations, per
+
+
+def compare_loops(ours: Path, base: Path) -> str:
+    (n_ours, a), (n_base, b) = loop_opcodes(read_sass(ours)[1]), loop_opcodes(read_sass(base)[1])
+    name = ours.name.replace("-ours-sass.csv", "")
+    if not n_ours or not n_base:
+        return f"== {name}: a side has no HGMMA line, no loop to compare"
+    lines = [f"== {name}, main loop a key block and warp: ours {sum(a.values()):.0f} instructions "
+             f"({n_ours} iterations), base {sum(b.values()):.0f} ({n_base})"]
+    for op in sorted(set(a) | set(b), key=lambda op: (-(a[op] - b[op]), op)):
+        if abs(a[op] - b[op]) >= 0.95:
+            lines.append(f"   {op:34s} {a[op]:6.1f} {b[op]:6.1f} {a[op] - b[op]:+6.1f}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dir", type=Path)
@@ -73,8 +118,12 @@ def main() -> None:
     files = sorted(args.dir.glob("*-sass.csv"))
     if not files:
         sys.exit(f"{args.dir}: no *-sass.csv files (ncu_source.sh writes them into ncu.tgz)")
+    pairs = [(f, f.with_name(f.name.replace("-ours-", "-base-"))) for f in files if "-ours-sass" in f.name]
     try:
         print("\n\n".join(summarise(f, args.top) for f in files))
+        for ours, base in pairs:
+            if base.exists():
+                print("\n" + compare_loops(ours, base))
     except ValueError as err:
         sys.exit(str(err))
 

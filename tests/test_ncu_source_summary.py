@@ -44,6 +44,34 @@ def test_stalls_hottest_lines_and_a_polled_barrier_are_reported(tmp_path):
     assert "spin loop c5520" in out and "x500000 (1.0 M instructions)" in out, out
 
 
+def loop_rows(extra_umov: int, spin: int) -> list[list[object]]:
+    """A 1000-iteration main loop: two HGMMA, one FMUL (FTZ on one side), extra UMOVs, a spin loop."""
+    rows = [["0x7f0000000000", "      HGMMA.64x128x16.F32.BF16 R24, gdesc[UR8], R24", 5, 1000, 0, 0, 5, 0],
+            ["0x7f0000000010", "      HGMMA.64x128x16.F32.BF16 R88, R152, gdesc[UR8].tnspB, R88", 5, 1000, 0, 0, 5, 0],
+            ["0x7f0000000020", "@!P1  FMUL.FTZ R1, R1, R2" if extra_umov == 0 else "      FMUL R1, R1, R2",
+             1, 1000, 0, 0, 1, 0],
+            ["0x7f0000000030", "      MOV R0, 0x1", 1, 8, 0, 0, 1, 0]]  # once a tile: not the loop's
+    rows += [[f"0x7f00000001{i:02x}", "      UMOV UR9, 0x40000040", 1, 1000, 0, 0, 1, 0] for i in range(extra_umov)]
+    if spin:
+        rows += [["0x7f0000000200", "      SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR8+0x30040], R0", 1, spin, 0, 1, 0, 0],
+                 ["0x7f0000000210", "@!P0  BRA 0x7f0000000200", 1, spin, 0, 1, 0, 0]]
+    return rows
+
+
+def test_the_main_loops_of_both_sides_are_compared_by_opcode_a_block(tmp_path):
+    export(tmp_path / "demo-ours-sass.csv", loop_rows(extra_umov=3, spin=500000))
+    export(tmp_path / "demo-base-sass.csv", loop_rows(extra_umov=0, spin=0))
+    (tmp_path / "demo-ours-details.txt").write_text("    Elapsed Cycles                cycle      1,000\n"
+                                                   "    SM Active Cycles              cycle     937.00\n")
+    result = summarise(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "SMs active 93.7 % of the elapsed cycles" in result.stdout, result.stdout
+    loop = result.stdout.split("== demo, main loop")[1]
+    assert loop.startswith(" a key block and warp: ours 6 instructions (1000 iterations), base 3 (1000)"), loop
+    assert "UMOV" in loop and "+3.0" in loop  # the spin loop and the once-a-tile MOV are not the loop's
+    assert "FMUL" not in loop and "SYNCS" not in loop  # FMUL.FTZ is FMUL
+
+
 def test_a_file_that_is_not_an_ncu_export_is_one_sentence(tmp_path):
     (tmp_path / "x-ours-sass.csv").write_text("==PROF== Error: no kernels were profiled\n")
     result = summarise(tmp_path)
