@@ -60,7 +60,7 @@ def main() -> int:
         if a is None or b is None:
             print(f"{name}: only in {'new' if a is None else 'old'}")
             continue
-        first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
         print(f"{name}: {len(a)} -> {len(b)} instructions; first difference at {first}: "
               f"{a[first] if first < len(a) else '(end)'} | {b[first] if first < len(b) else '(end)'}")
     print("same" if not differ else f"{differ} of {len(set(old) | set(new))} functions differ")

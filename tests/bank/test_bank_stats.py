@@ -8,7 +8,6 @@ import json
 import shutil
 import subprocess
 
-import pytest
 from loop_support import ROOT, bank_copy, events, invoke, script
 
 from kernelseek.bank.learn import learn
