@@ -16,14 +16,13 @@ Needs matplotlib (`pip install matplotlib`).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from kernelseek.harness.compare import load_judgement as load  # noqa: E402
 from kernelseek.harness.floors import peak_flops  # noqa: E402
 from kernelseek.harness.task import load_task  # noqa: E402
 
@@ -32,10 +31,6 @@ ATTENTION = RESULTS / "v77-sm90-full-h100.json.gz"
 ATTENTION_H200 = RESULTS / "v67-sm90-full-holdout24-s2-h200.json"
 RMSNORM = RESULTS / "add_rmsnorm-v5-sm90-full-h100.json"
 BF16, FP32 = 2, 4
-
-
-def load(path: Path) -> dict:
-    return json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
 
 
 def card(report: dict) -> str:
