@@ -17,7 +17,7 @@ class RecordError(ValueError):
 
 
 _RESULT_FIELDS = {"event", "scenario", "group", "correct", "reason", "traceback", "check", "timing", "sets",
-                  "trials", "time_s", "spread", "eager_s", "beside_skipped", "baseline_timing", "wall_s"}
+                  "trials", "time_s", "spread", "eager_s", "lag_s", "beside_skipped", "baseline_timing", "wall_s"}
 
 
 def _number(value: Any, what: str, *, positive: bool = False, optional: bool = False) -> float | None:
@@ -86,6 +86,8 @@ def check_result(event: dict, scenario: str, implementations: set[str], headline
     times = _table(event.get("time_s"), "time_s", implementations, positive=True)
     _table(event.get("eager_s"), "eager_s", implementations, positive=True)
     _table(event.get("spread"), "spread", implementations)
+    if "lag_s" in event:
+        _table(event["lag_s"], "lag_s", implementations)
     if "candidate" not in times or (headline is not None and headline not in times):
         raise RecordError("a correct result without the candidate's and the baseline's times")
 

@@ -91,3 +91,18 @@ def test_work_that_outlives_the_timed_call_is_an_invalid_timing(time_s, lag_s, i
     assert (why is not None) == invalid
     if invalid:
         assert why.startswith("invalid timing: the device went on working") and "outside the timed stream" in why
+
+
+@pytest.mark.parametrize("time_s, lag_s, host_lag_s, invalid", [
+    # a host that answered a synchronize 56 us late after the baseline's calls too (seen on an H100 on a
+    # 106 us decode): its slowness is not the candidate's
+    (106e-6, 56e-6, 54e-6, False),
+    (106e-6, 56e-6, 2e-6, True),  # the same lag beside a prompt host: work ran on after the call
+    (10e-6, 150e-6, 60e-6, True),  # a side-stream kernel's lag on top of a slow host's still fails
+    (100e-6, 45e-6, -1e-6, False),  # a baseline's lag is never a credit below zero
+])
+def test_the_hosts_own_lag_beside_the_baseline_is_not_the_candidates(time_s, lag_s, host_lag_s, invalid):
+    why = floors.outlived(time_s, lag_s, host_lag_s)
+    assert (why is not None) == invalid
+    if invalid and host_lag_s > 0:
+        assert "after the baseline's" in why

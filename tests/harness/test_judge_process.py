@@ -58,6 +58,8 @@ def test_a_valid_report_gets_its_speedup_derived_from_the_times():
     ({k: v for k, v in GOOD.items() if k != "check"}, "without its check"),
     ({**GOOD, "scenario": "b"}, "while 'a' was running"),
     ({**GOOD, "correct": "yes"}, "not true or false"),
+    ({**GOOD, "lag_s": {"candidate": float("inf")}}, "not a finite number"),
+    ({**GOOD, "lag_s": {"other": 1e-6}}, "unknown implementation"),
     ({**GOOD, "correct": False}, "reason"),
     ("not json", "not a record"),
 ])
