@@ -6,6 +6,8 @@ Both files are compiled as the harness compiles them (nvcc -O3), their SASS is r
 compared function by function, modulo register numbers (ptxas may rename registers between two equal
 programs). Exit 0 and "same" when every function's instructions match in order; otherwise the functions
 that differ, each with its instruction counts and first differing line. cuobjdump as in sass_loop_stats.py.
+A change that removes a kernel parameter's field moves the fields after it: --param-shift 0x520:-8 reads
+OLD's parameter offsets (constant bank 0) from 0x520 up as 8 bytes lower, so that only that move is forgiven.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ from sass_loop_stats import INSTR, cuobjdump
 
 FUNCTION = re.compile(r"\s+Function : (\S+)")
 REGISTER = re.compile(r"\bU?R\d+\b")
+PARAM = re.compile(r"c\[0x0\]\[(0x[0-9a-f]+)\]")
+
+
+def shift_params(instr: str, start: int, delta: int) -> str:
+    """`instr` with every constant-bank-0 offset at or past `start` moved by `delta`."""
+    def moved(m: re.Match) -> str:
+        offset = int(m.group(1), 16)
+        return f"c[0x0][{hex(offset + delta) if offset >= start else m.group(1)}]"
+    return PARAM.sub(moved, instr)
 
 
 def sass(source: str, arch: str, tool: str, folder: Path) -> dict[str, list[str]]:
@@ -47,10 +58,18 @@ def main() -> int:
     parser.add_argument("old")
     parser.add_argument("new")
     parser.add_argument("--arch", default="sm_90a", help="the SASS target (default sm_90a)")
+    parser.add_argument("--param-shift", metavar="OFFSET:DELTA",
+                        help="read OLD's parameter offsets from OFFSET up as moved by DELTA bytes (a removed field)")
     args = parser.parse_args()
     tool = cuobjdump()
     with tempfile.TemporaryDirectory() as tmp:
         old, new = sass(args.old, args.arch, tool, Path(tmp)), sass(args.new, args.arch, tool, Path(tmp))
+    if args.param_shift:
+        try:
+            start, delta = (int(x, 0) for x in args.param_shift.split(":"))
+        except ValueError:
+            sys.exit(f"--param-shift {args.param_shift}: give OFFSET:DELTA, e.g. 0x520:-8")
+        old = {name: [shift_params(i, start, delta) for i in instrs] for name, instrs in old.items()}
     differ = 0
     for name in sorted(set(old) | set(new)):
         a, b = old.get(name), new.get(name)
