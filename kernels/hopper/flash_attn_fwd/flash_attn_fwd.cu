@@ -633,7 +633,6 @@ struct Params {
   int o_tma;           // 1: the O tensor map is valid and warpgroups whose 64 rows it can store use it
   int map_slot;        // >= 0: load Q, K, V through g_varlen_maps[map_slot] (varlen row bounds)
   int feed_slot;       // >= 0: CTAs take tiles in schedule order from g_tile_feeds[feed_slot]
-  int fed_tiles;       // how many (a parameter, not a register of the 24-register producer)
   float* o_part;       // split-KV partials: [split][batch][hq][sq][D] fp32 and [split][batch][hq][sq]
                        // (varlen: [split][hq][batch x sq packed rows][D] and [split][hq][batch x sq])
   float* lse_part;
@@ -876,12 +875,12 @@ struct TileScheduler {
   }
 
   // false: t is an empty slot of the schedule (no such tile). C: the configuration (key block, tile rows).
-  // FED: t comes from the tile feed, in schedule order. A fed launch without the varlen schedule
-  // is fixed-length, so there the varlen paths compile away; the varlen schedule's fed position is t
+  // FED: t comes from the tile feed, in schedule order (only the varlen schedule is fed); the varlen
+  // schedule's fed position is t
   // itself (the counter deals the heaviest-first list, no snake).
   template <class C, bool FED = false>
   __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
-    const int varlen = FED && !VS ? 0 : p.varlen;
+    const int varlen = p.varlen;
     constexpr int BN = C::BN;
     int mb, hh;
     if (VS && p.vl_buckets > 0) {
@@ -986,7 +985,7 @@ __device__ __forceinline__ int next_fed_tile(const Params& p, const TileSchedule
   const int t = static_cast<int>(atomicAdd(&g_tile_feeds[p.feed_slot][0], 1u));
   // (the varlen count re-read from the table: held in a register it spilled the 24-register producer)
   // (a varlen-schedule instantiation is launched only with p.vl_buckets > 0: launch_main_for)
-  return t < (VS ? sched.vt.cum[p.vl_buckets - 1] * sched.HH : p.fed_tiles) ? t : -1;
+  return t < sched.vt.cum[p.vl_buckets - 1] * sched.HH ? t : -1;
 }
 // The CTA has taken its last tile; the last CTA to get here zeroes the feed for the next launch.
 __device__ __forceinline__ void feed_done(const Params& p) {
@@ -1036,7 +1035,7 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
       int ksh;
       // (the varlen schedule's launches are varlen, with one "batch" in the maps: constants for its
       // 24-register producer, whose d192 fed instantiation spilled 4 bytes holding them)
-      const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, C::VS ? 1 : FED ? 0 : p.varlen, &ksh);
+      const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, C::VS ? 1 : p.varlen, &ksh);
       mbar_wait(sm.k_empty(kv.stage), kv.phase ^ 1);
       mbar_expect_tx(sm.k_full(kv.stage), C::KV_BYTES);
 #pragma unroll
@@ -1866,6 +1865,7 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
     fa_fwd_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                 const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, const Params p) {
   using C = Cfg<D, BN, STAGES, WGS, VS>;
+  static_assert(!FED || VS, "only the varlen schedule is fed (can_feed)");
   extern __shared__ uint8_t smem_raw[];
   const Smem<C> sm((smem_u32(smem_raw) + (kSmemAlign - 1u)) & ~(kSmemAlign - 1u), smem_raw);
   const int tid = threadIdx.x;
@@ -2435,12 +2435,9 @@ static int choose_varlen_splits(long long tiles, int sk_max, int bn, int nsm) {
 //    above, whose tail a greedy model of the dispatch puts at 3-9 % from 8 to 16 waves (s8192 causal
 //    d128 b2 h16: 5.6 %; bands of 3 slots, 4.7 %: the last band, 2 slots, too short; this rule, 1.1 %;
 //    tests/hopper_models/band_model.py).
-//  * before both, where the config has a fed instantiation (can_feed): fed tiles, one persistent
-//    CTA per SM taking the next tile of the band order from a counter: greedy as the hardware's dispatch
-//    of one CTA per tile, without a CTA launch a tile, and with the next tile's Q under this one's last
-//    blocks, as pairing (whose static rounds the model puts at 1.03-1.15 of the ideal where they bite:
-//    tests/hopper_models/pair_balance_model.py).
-//  * varlen: the varlen schedule's list fed the same way where the config can feed.
+//  * varlen: the varlen schedule's list, heaviest first, dealt by a counter where the config can feed
+//    (can_feed): one persistent CTA per SM takes the next tile, greedy as the hardware's dispatch of
+//    one CTA per tile, without a CTA launch a tile.
 constexpr int kBandMinWaves = 2;
 constexpr int kBandL2Fraction = 4;
 // Head slots a band (0: none), as above.
@@ -2470,7 +2467,6 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
   prm.n_pairs = 0;
   prm.band = 0;
   prm.feed_slot = -1;
-  prm.fed_tiles = 0;
   const bool uniform = !prm.causal && !prm.varlen;
   if (uniform) return static_cast<int>(tiles < nsm ? tiles : nsm);
   if (prm.vl_buckets > 0) {  // tiles: the maxima's bound
@@ -2478,12 +2474,6 @@ static int choose_grid(Params& prm, long long tiles, int nsm, double mean_keys, 
     return static_cast<int>(tiles < nsm ? tiles : nsm);
   }
   if (prm.varlen || prm.n_splits > 1 || tiles <= nsm) return static_cast<int>(tiles);
-  if (can_feed && kv_bytes_per_head > 0) {
-    prm.band = choose_band(prm, nsm, kv_bytes_per_head, l2_bytes);
-    prm.feed_slot = next_feed_slot();
-    prm.fed_tiles = static_cast<int>(tiles);
-    return nsm;
-  }
   const long long slots = static_cast<long long>(prm.hq / prm.pack_g) * prm.batch;
   const long long pairs = (slots + 1) / 2 * (2 * (prm.n_mblocks / 2) + (prm.n_mblocks & 1));  // pairs as dealt: two slots' middle m-blocks make one pair
   const double pair_loss = static_cast<double>(nsm) * ((pairs + nsm - 1) / nsm) / pairs - 1.0;
@@ -2592,15 +2582,15 @@ static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int
                             : launch_main<C>(a, prm, total_q_ub, total_k_ub);
 }
 
-// Fed tiles for the configs that stage O in borrowed buffers: d192 and d256, whose
-// causal pairs rounded worst (tests/hopper_models/pair_tail_model.py) and whose varlen snake left the longest tail.
-// Measured on an H100 (2026-12-05): with d64/d96/d128 fed too, GQA causal fell 0.855x -> 0.79x
-// and d64 causal lost 9-11 % against the static schedules; fed only here, no scenario lost more than 5.4 % and
-// d256 gained up to 25 %. Fed instantiations compile without spills: a fed consumer re-places its ring
+// Fed tiles for the varlen schedule of the configs that stage O in borrowed buffers, d192 and d256,
+// whose varlen snake left the longest tail. Fixed-length launches are never fed: against the pairs and
+// bands the counter lost at every head dim (H100: d64 causal 9-11 %, d128 causal 3-5 % even with the
+// fed consumer's tile decoded under its Q load; d192 and d256 causal 1-7 %), while unfed varlen d256
+// causal lost 7-11 %. Fed instantiations compile without spills: a fed consumer re-places its ring
 // stage in a uniform register each key block (otherwise 24-44 R2UR a block) and holds its tile in
 // shared memory across the loop (d192's spilled 64 bytes of it).
 template <class C>
-constexpr bool can_feed() { return C::WGS == 2 && C::BN <= 128 && C::O_BORROW; }
+constexpr bool can_feed() { return C::VS && C::WGS == 2 && C::BN <= 128 && C::O_BORROW; }
 
 // The kernel of config C (fed: its tile-feed instantiation).
 template <class C>
@@ -2765,7 +2755,6 @@ static int attention(const Args& a) {
   prm.o_tma = 0;
   prm.map_slot = -1;
   prm.feed_slot = -1;
-  prm.fed_tiles = 0;
   prm.o_part = nullptr;
   prm.lse_part = nullptr;
   int dev = 0;
