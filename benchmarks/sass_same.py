@@ -6,8 +6,8 @@ Both files are compiled as the harness compiles them (nvcc -O3), their SASS is r
 compared function by function, modulo register numbers (ptxas may rename registers between two equal
 programs). Exit 0 and "same" when every function's instructions match in order; otherwise the functions
 that differ, each with its instruction counts and first differing line. cuobjdump as in sass_loop_stats.py.
-A change that removes a kernel parameter's field moves the fields after it: --param-shift 0x520:-8 reads
-OLD's parameter offsets (constant bank 0) from 0x520 up as 8 bytes lower, so that only that move is forgiven.
+A change that removes a kernel parameter's field moves the fields after it: --param-shift 0x508:-8 reads
+OLD's parameter offsets (constant bank 0) from 0x508 up as 8 bytes lower, so that only that move is forgiven.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main() -> int:
         try:
             start, delta = (int(x, 0) for x in args.param_shift.split(":"))
         except ValueError:
-            sys.exit(f"--param-shift {args.param_shift}: give OFFSET:DELTA, e.g. 0x520:-8")
+            sys.exit(f"--param-shift {args.param_shift}: give OFFSET:DELTA, e.g. 0x508:-8")
         old = {name: [shift_params(i, start, delta) for i in instrs] for name, instrs in old.items()}
     differ = 0
     for name in sorted(set(old) | set(new)):

@@ -94,8 +94,8 @@ def test_work_that_outlives_the_timed_call_is_an_invalid_timing(time_s, lag_s, i
 
 
 @pytest.mark.parametrize("time_s, lag_s, host_lag_s, invalid", [
-    # a host that answered a synchronize 56 us late after the baseline's calls too (seen on an H100 on a
-    # 106 us decode): its slowness is not the candidate's
+    # the 56 us an honest kernel showed after a 106 us decode call on an H100: where the host was as late
+    # after the baseline's calls, its slowness is not the candidate's
     (106e-6, 56e-6, 54e-6, False),
     (106e-6, 56e-6, 2e-6, True),  # the same lag beside a prompt host: work ran on after the call
     (10e-6, 150e-6, 60e-6, True),  # a side-stream kernel's lag on top of a slow host's still fails
