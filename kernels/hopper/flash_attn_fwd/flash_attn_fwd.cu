@@ -875,9 +875,8 @@ struct TileScheduler {
   }
 
   // false: t is an empty slot of the schedule (no such tile). C: the configuration (key block, tile rows).
-  // FED: t comes from the tile feed, in schedule order (only the varlen schedule is fed); the varlen
-  // schedule's fed position is t
-  // itself (the counter deals the heaviest-first list, no snake).
+  // FED: t comes from the tile feed (only the varlen schedule is fed), and is the tile's position in
+  // the heaviest-first list itself (no snake).
   template <class C, bool FED = false>
   __device__ __forceinline__ bool decode(const Params& p, int t, Tile& T) const {
     const int varlen = p.varlen;
@@ -2584,7 +2583,7 @@ static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int
 
 // Fed tiles for the varlen schedule of the configs that stage O in borrowed buffers, d192 and d256,
 // whose varlen snake left the longest tail. Fixed-length launches are never fed: against the pairs and
-// bands the counter lost at every head dim (H100: d64 causal 9-11 %, d128 causal 3-5 % even with the
+// bands the counter lost at every head dim (H100: d64 causal 9-16 %, d128 causal 2-9 % even with the
 // fed consumer's tile decoded under its Q load; d192 and d256 causal 1-7 %), while unfed varlen d256
 // causal lost 7-11 %. Fed instantiations compile without spills: a fed consumer re-places its ring
 // stage in a uniform register each key block (otherwise 24-44 R2UR a block) and holds its tile in
