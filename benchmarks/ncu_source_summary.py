@@ -7,8 +7,8 @@ duration, issue-slot use and the share of the elapsed cycles its SMs were active
 page), the executed instructions, the warp-stall samples by reason, the N instructions with the most
 samples, and the spin loops: two-instruction loops executed far more often than the code around them (a
 barrier polled rather than slept on). Where a scenario has both sides (NAME-ours-, NAME-base-), it then
-compares their main loops: an iteration is what the most frequent wgmma (HGMMA) line counts, a key
-block of a warp; the loop's instructions are those executed between half and 1.1 times that often
+compares their main loops: an iteration is the execution count of the HGMMA lines that run the most
+wgmma in all, a key block of a warp; the loop's instructions are those executed between half and 1.1 times that often
 (spin loops, far more often, are left out), counted by opcode a block.
 """
 
@@ -85,11 +85,14 @@ def opcode(source: str) -> str:
 
 
 def loop_opcodes(rows: list[dict[str, str]]) -> tuple[int, collections.Counter]:
-    """The main loop's iterations (the most frequent HGMMA line's count) and its opcodes a iteration."""
+    """The main loop's iterations and its opcodes a iteration. The loop is the execution count whose HGMMA
+    lines run the most wgmma in all (lines x count): a causal kernel's peeled first key block has as many
+    HGMMA lines as the loop, or more, and runs once a tile, fewer times than the loop on any tile of
+    three blocks or more."""
     counts = collections.Counter(number(r[EXECUTED]) for r in rows if "HGMMA" in r["Source"])
     if not counts:
         return 0, collections.Counter()
-    iterations = max(counts, key=lambda n: (counts[n], n))
+    iterations = max(counts, key=lambda n: (counts[n] * n, n))
     per = collections.Counter()
     for r in rows:
         if iterations / 2 <= number(r[EXECUTED]) <= 1.1 * iterations:

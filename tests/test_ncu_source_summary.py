@@ -72,6 +72,18 @@ def test_the_main_loops_of_both_sides_are_compared_by_opcode_a_block(tmp_path):
     assert "FMUL" not in loop and "SYNCS" not in loop  # FMUL.FTZ is FMUL
 
 
+def test_the_loop_is_not_a_peeled_first_block_with_more_wgmma_lines(tmp_path):
+    """A causal kernel peels its first key block (run once a tile, 300 times here) with three HGMMA lines
+    against the loop's two (run 1000 times): the loop is where most wgmma run."""
+    peeled = [[f"0x7f00000003{i:02x}", "      HGMMA.64x112x16.F32.BF16 R120, gdesc[UR8], RZ, !UPT", 1, 300, 0, 0, 1, 0]
+              for i in range(3)]
+    for side in ("ours", "base"):
+        export(tmp_path / f"demo-{side}-sass.csv", loop_rows(extra_umov=0, spin=0) + peeled)
+    result = summarise(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "ours 3 instructions (1000 iterations), base 3 (1000)" in result.stdout, result.stdout
+
+
 def test_a_file_that_is_not_an_ncu_export_is_one_sentence(tmp_path):
     (tmp_path / "x-ours-sass.csv").write_text("==PROF== Error: no kernels were profiled\n")
     result = summarise(tmp_path)
