@@ -2600,7 +2600,7 @@ static int launch_main_for(const Args& a, const Params& prm, int total_q_ub, int
 // stage in a uniform register each key block (otherwise 24-44 R2UR a block) and holds its tile in
 // shared memory across the loop (d192's spilled 64 bytes of it).
 template <class C>
-constexpr bool can_feed() { return C::WGS == 2 && C::BN <= 128 && C::O_BORROW; }
+constexpr bool can_feed() { return false && C::WGS == 2 && C::BN <= 128 && C::O_BORROW; }
 
 // The kernel of config C (fed: its tile-feed instantiation).
 template <class C>
