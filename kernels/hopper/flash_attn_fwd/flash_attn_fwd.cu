@@ -997,6 +997,21 @@ __device__ __forceinline__ void feed_done(const Params& p) {
   }
 }
 
+// One K or V block into its ring buffer, once the consumers have released it.
+template <class C>
+__device__ __forceinline__ void load_kv(const Params& p, const Tile& T, uint32_t buf, uint32_t empty, uint32_t full,
+                                        uint32_t phase, const CUtensorMap* tm, int nb) {
+  int ksh;
+  // (the varlen schedule's launches are varlen, with one "batch" in the maps: constants for its
+  // 24-register producer, whose d192 fed instantiation spilled 4 bytes holding them)
+  const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, C::VS ? 1 : p.varlen, &ksh);
+  mbar_wait(empty, phase ^ 1);
+  mbar_expect_tx(full, C::KV_BYTES);
+#pragma unroll
+  for (int a = 0; a < C::NA; ++a)
+    tma_load_4d(buf + a * C::BN * kSwizzleBytes, tm, full, a * kAtomCols, krow, T.hk, C::VS ? 0 : T.bq);
+}
+
 template <class C, bool FED>
 __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C::VS>& sched, const Smem<C>& sm,
                                          const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV) {
@@ -1030,21 +1045,18 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
 #pragma unroll
     for (int a = 0; a < C::NA; ++a)
       tma_load_4d(sm.q + a * C::BM * kSwizzleBytes, tmQ, sm.q_full(), a * kAtomCols, T.q_row0, T.hq0, T.bq);
+    // K runs a block ahead of V: the consumers issue block nb's S product together with block nb+1's
+    // P V, so they take K(nb-1) before V(nb). Loaded in pairs (K(nb), V(nb)), a K waited behind the
+    // release of a V buffer, a product later than its own buffer's, and reached them a block later.
+    RingPos<C::STAGES> kn = kv;
+    load_kv<C>(p, T, sm.k(kn.stage), sm.k_empty(kn.stage), sm.k_full(kn.stage), kn.phase, tmK, T.nb_hi - 1);
+    kn.advance();
     for (int nb = T.nb_hi - 1; nb >= T.nb_lo; --nb) {
-      int ksh;
-      // (the varlen schedule's launches are varlen, with one "batch" in the maps: constants for its
-      // 24-register producer, whose d192 fed instantiation spilled 4 bytes holding them)
-      const int krow = tile_start(T.k_start, T.sk, nb * C::BN, C::BN, C::VS ? 1 : p.varlen, &ksh);
-      mbar_wait(sm.k_empty(kv.stage), kv.phase ^ 1);
-      mbar_expect_tx(sm.k_full(kv.stage), C::KV_BYTES);
-#pragma unroll
-      for (int a = 0; a < C::NA; ++a)
-        tma_load_4d(sm.k(kv.stage) + a * C::BN * kSwizzleBytes, tmK, sm.k_full(kv.stage), a * kAtomCols, krow, T.hk, C::VS ? 0 : T.bq);
-      mbar_wait(sm.v_empty(kv.stage), kv.phase ^ 1);
-      mbar_expect_tx(sm.v_full(kv.stage), C::KV_BYTES);
-#pragma unroll
-      for (int a = 0; a < C::NA; ++a)
-        tma_load_4d(sm.v(kv.stage) + a * C::BN * kSwizzleBytes, tmV, sm.v_full(kv.stage), a * kAtomCols, krow, T.hk, C::VS ? 0 : T.bq);
+      if (nb > T.nb_lo) {
+        load_kv<C>(p, T, sm.k(kn.stage), sm.k_empty(kn.stage), sm.k_full(kn.stage), kn.phase, tmK, nb - 1);
+        kn.advance();
+      }
+      load_kv<C>(p, T, sm.v(kv.stage), sm.v_empty(kv.stage), sm.v_full(kv.stage), kv.phase, tmV, nb);
       kv.advance();
     }
     t = feed ? next_fed_tile(p, sched) : t + static_cast<int>(gridDim.x);
