@@ -540,9 +540,11 @@ struct Cfg {
 // accumulators (64 + 32 + 32 registers a thread) fit the 160 registers three consumers get.
 template <int D> struct HeadDimTiles;
 template <> struct HeadDimTiles<64> {
-  using Narrow = Cfg<64, 128, 2>;
+  // Three K/V stages where shared memory has room for them (all but TallWide, whose P tile takes it):
+  // with two, a block's loads had one block's products to land in.
+  using Narrow = Cfg<64, 128, 3>;
   using Wide = Cfg<64, 192, 3>;
-  using Tall = Cfg<64, 128, 2, 3>;  // 192 query rows, three consumers at 160 registers
+  using Tall = Cfg<64, 128, 3, 3>;  // 192 query rows, three consumers at 160 registers
   using TallWide = Cfg<64, 192, 2, 3>;  // and 192-key blocks, P through shared memory
   static constexpr bool kHasWide = true;
   static constexpr int kWideMinKeys = 2048;  // use_wide_tiles: measured 2048 against 4096
