@@ -294,15 +294,20 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 __device__ __forceinline__ void mbar_arrive_count(uint32_t bar, uint32_t count) {  // count arrivals at once
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
+// A wait that suspends the thread until the phase completes (or the hint's time passes), rather than
+// returning after the hardware's own short limit: a warp that polls takes issue slots from the
+// consumer warps on its SM sub-partition (the producer's wait for a free buffer, repeated every ~12
+// cycles, was 7 % of d64's executed instructions in ncu, all on the producer's sub-partition).
+constexpr uint32_t kSuspendHintNs = 10000000u;
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
   do {
     asm volatile(
         "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
         "selp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done)
-        : "r"(bar), "r"(parity)
+        : "r"(bar), "r"(parity), "n"(kSuspendHintNs)
         : "memory");
   } while (!done);
 }
