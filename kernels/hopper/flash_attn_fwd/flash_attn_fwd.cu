@@ -478,7 +478,9 @@ struct Cfg {
   // skip costs ~11 instructions a block (the compare, the select, the vote, the branch) and saves
   // D/2 FMUL where taken. From d128 up that pays once a block in six is skipped (rows of ~2k keys
   // on random data, in a CPU model of the loop); at d64 it would take a third, rows of 4k+ keys.
-  static constexpr bool SKIP_UNRAISED_RESCALE = D >= 128;
+  // Not at d192, whose rescale runs under the QK product (RESCALE_BEFORE_PV) and was taken in 98.5 %
+  // of key blocks at 1024 keys (profiled): there the vote costs more than the multiplies it skips.
+  static constexpr bool SKIP_UNRAISED_RESCALE = D >= 128 && !RESCALE_BEFORE_PV;
   // The key-block loop as two: the blocks that may need the mask (the diagonal, the keys' end), then
   // the rest without the mask decision and the check for a row that sees no key (d128's loop body 511
   // -> 495 instructions, d256's 521 -> 490). Measured with it at every head dim (H100, the suite and a
