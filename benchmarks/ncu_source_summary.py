@@ -5,11 +5,12 @@
 DIR holds NAME-SIDE-sass.csv (and NAME-SIDE-details.txt) files. For each it prints the kernel, its
 duration, issue-slot use and the share of the elapsed cycles its SMs were active (from the details
 page), the executed instructions, the warp-stall samples by reason, the N instructions with the most
-samples, and the spin loops: two-instruction loops executed far more often than the code around them (a
-barrier polled rather than slept on). Where a scenario has both sides (NAME-ours-, NAME-base-), it then
-compares their main loops: an iteration is the execution count of the HGMMA lines that run the most
-wgmma in all, a key block of a warp; the loop's instructions are those executed between half and 1.1 times that often
-(spin loops, far more often, are left out), counted by opcode a block.
+samples, and the spin loops: a barrier wait's retry executed far more often than the code around it, with
+its share of the executed instructions and whether it polls or sleeps (a wait with a suspend hint). Where
+a scenario has both sides (NAME-ours-, NAME-base-), it then compares their main loops: an iteration is the
+execution count of the HGMMA lines that run the most wgmma in all, a key block of a warp; the loop's
+instructions are those executed between half and 1.1 times that often (spin loops, far more often, are
+left out), counted by opcode a block.
 """
 
 from __future__ import annotations
@@ -67,13 +68,33 @@ def summarise(path: Path, top: int) -> str:
         reasons = sorted(((number(r[k]), k[6:]) for k in stalls), reverse=True)[:2]
         lines.append(f"     {r['Address'][-5:]} {100 * number(r[SAMPLES]) / total:5.2f}% x{number(r[EXECUTED]):>9} "
                      f"{r['Source'].strip()[:60]:60s} " + " ".join(f"{k}:{v}" for v, k in reasons if v))
-    for i in range(2, len(rows)):
-        here, outside = number(rows[i][EXECUTED]), number(rows[i - 2][EXECUTED])
-        if "BRA" in rows[i]["Source"] and "SYNCS" in rows[i - 1]["Source"] and \
-                number(rows[i - 1][EXECUTED]) == here > max(100000, 2 * outside):
-            lines.append(f"   spin loop {rows[i - 1]['Address'][-5:]}: {rows[i - 1]['Source'].strip()[:60]} "
-                         f"x{here} ({2 * here / 1e6:.1f} M instructions)")
+    executed = sum(number(r[EXECUTED]) for r in rows) or 1
+    for start, end in spin_loops(rows):
+        body = rows[start:end + 1]
+        count = sum(number(r[EXECUTED]) for r in body)
+        sleeps = any("NANOSLEEP" in r["Source"] for r in body)
+        wait = next(r for r in body if "SYNCS" in r["Source"])
+        lines.append(f"   spin loop {wait['Address'][-5:]}: {wait['Source'].strip()[:60]} "
+                     f"x{number(rows[end][EXECUTED])} ({count / 1e6:.1f} M instructions, "
+                     f"{100 * count / executed:.1f} % of all; {'sleeps' if sleeps else 'polls'})")
     return "\n".join(lines)
+
+
+def spin_loops(rows: list[dict[str, str]]) -> list[tuple[int, int]]:
+    """(first, last) rows of each barrier-wait retry loop: a backward branch right after a SYNCS line, taken far
+    more often than the line before the loop runs. Its body is a poll (TRYWAIT, branch) or, where the wait
+    passes a suspend hint, a sleep (TRYWAIT, NANOSLEEP, the phase check, branch)."""
+    where = {r["Address"]: i for i, r in enumerate(rows)}
+    found = []
+    for i in range(1, len(rows)):
+        words = rows[i]["Source"].split()
+        if "BRA" not in words or "SYNCS" not in rows[i - 1]["Source"]:
+            continue
+        start = where.get(words[-1].rstrip(";"), -1)
+        here = number(rows[i][EXECUTED])
+        if 0 < start <= i - 1 and here > max(100000, 2 * number(rows[start - 1][EXECUTED])):
+            found.append((start, i))
+    return found
 
 
 def opcode(source: str) -> str:

@@ -1,5 +1,5 @@
 """benchmarks/ncu_source_summary.py reads ncu's per-instruction export: stalls by reason, the hottest
-lines, and a barrier polled in a loop are reported from a small export written here."""
+lines, and a barrier waited on in a loop (polled or slept on) are reported from a small export written here."""
 
 from __future__ import annotations
 
@@ -41,7 +41,26 @@ def test_stalls_hottest_lines_and_a_polled_barrier_are_reported(tmp_path):
     assert "by reason: barrier 65.0%, long_sb 20.0%, wait 15.0%" in out, out
     hottest = out.split("hottest 2:")[1].splitlines()[1:3]
     assert "DEPBAR" in hottest[0] and "TRYWAIT" in hottest[1], out
-    assert "spin loop c5520" in out and "x500000 (1.0 M instructions)" in out, out
+    assert "spin loop c5520" in out and "x500000 (1.0 M instructions, 99.8 % of all; polls)" in out, out
+
+
+def test_a_wait_that_sleeps_is_told_from_one_that_polls(tmp_path):
+    """A wait with a suspend hint retries as TRYWAIT, NANOSLEEP, the phase check and the branch: four lines,
+    counted whole, reported as sleeping; the same loop without its NANOSLEEP polls."""
+    def wait_rows(sleep: bool) -> list[list[object]]:
+        rows = [["0x7f0000000100", "      MOV R0, 0x1", 1, 1000, 0, 0, 1, 0],
+                ["0x7f0000000110", "      SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R3+URZ+0x30040], R0", 1, 200000, 0, 1, 0, 0]]
+        if sleep:
+            rows.append(["0x7f0000000120", "@!P0  NANOSLEEP.SYNCS 0x989680", 1, 200000, 0, 0, 0, 0])
+        rows += [["0x7f0000000130", "@!P0  SYNCS.PHASECHK.TRANS64 P0, [R3+URZ+0x30040], R0", 1, 200000, 0, 1, 0, 0],
+                 ["0x7f0000000140", "@!P0  BRA 0x7f0000000110", 1, 200000, 0, 1, 0, 0]]
+        return rows
+    export(tmp_path / "slept-ours-sass.csv", wait_rows(sleep=True))
+    export(tmp_path / "polled-base-sass.csv", wait_rows(sleep=False))
+    out = summarise(tmp_path).stdout
+    assert "spin loop 00110: SYNCS.PHASECHK.TRANS64.TRYWAIT" in out, out
+    assert "x200000 (0.8 M instructions, 99.9 % of all; sleeps)" in out, out
+    assert "x200000 (0.6 M instructions, 99.8 % of all; polls)" in out, out
 
 
 def loop_rows(extra_umov: int, spin: int) -> list[list[object]]:
