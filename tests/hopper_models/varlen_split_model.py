@@ -1,4 +1,4 @@
-"""v74's varlen split-KV against full attention, in float64 on the CPU.
+"""The varlen split-KV against full attention, in float64 on the CPU.
 
     python tests/hopper_models/varlen_split_model.py
 
@@ -23,6 +23,7 @@ import numpy as np
 
 BM, NSM = 128, 132
 MAX_SPLITS, MIN_BLOCKS_PER_SPLIT, TILE_FIXED_KEYS = 16, 2, 128
+VARLEN_SPLIT_SLACK, VARLEN_SPLIT_MIN_GAIN = 0.05, 0.10
 
 
 def cdiv(a: int, b: int) -> int:
@@ -32,12 +33,23 @@ def cdiv(a: int, b: int) -> int:
 def choose_varlen_splits(tiles: int, sk_max: int, bn: int) -> int:
     nbk = cdiv(sk_max, bn)
     fixed = TILE_FIXED_KEYS / bn
-    best, best_cost = 1, (nbk + fixed) * cdiv(tiles, NSM)
-    for ns in range(2, min(nbk // MIN_BLOCKS_PER_SPLIT, MAX_SPLITS) + 1):
-        cost = cdiv(tiles * ns, NSM) * (cdiv(nbk, ns) + fixed)
-        if cost < best_cost:
-            best, best_cost = ns, cost
-    return best
+    top = max(1, min(nbk // MIN_BLOCKS_PER_SPLIT, MAX_SPLITS))
+
+    def share(ns: int) -> float:
+        return cdiv(nbk, ns) + fixed
+
+    def worst(ns: int) -> float:  # every sequence as long as the longest
+        return cdiv(tiles * ns, NSM) * share(ns)
+
+    def spread(ns: int) -> float:  # lengths spread evenly below the longest: list scheduling's bound
+        return tiles * (nbk / 2 + ns * fixed) / NSM + share(ns)
+
+    bound_best = min(range(1, top + 1), key=lambda ns: (worst(ns), ns))
+    best = bound_best
+    for ns in range(1, top + 1):
+        if worst(ns) <= (1 + VARLEN_SPLIT_SLACK) * worst(bound_best) and spread(ns) < spread(best):
+            best = ns
+    return best if spread(best) <= (1 - VARLEN_SPLIT_MIN_GAIN) * spread(bound_best) else bound_best
 
 
 def tile_start(seq_start: int, seq_len: int, offset: int, box: int) -> tuple[int, int]:
