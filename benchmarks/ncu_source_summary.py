@@ -57,10 +57,10 @@ def summarise(path: Path, top: int) -> str:
     kernel, rows = read_sass(path)
     stalls = [k for k in rows[0] if k.startswith("stall_") and "Not Issued" not in k] if rows else []
     total = sum(number(r[SAMPLES]) for r in rows) or 1
+    executed = sum(number(r[EXECUTED]) for r in rows) or 1
     lines = [f"== {path.name}: {kernel[:150]}"]
     lines += ["   " + d for d in details(path.with_name(path.name.replace("-sass.csv", "-details.txt")))]
-    lines.append(f"   instructions executed {sum(number(r[EXECUTED]) for r in rows) / 1e6:.1f} M, "
-                 f"stall samples {total}")
+    lines.append(f"   instructions executed {executed / 1e6:.1f} M, stall samples {total}")
     by_reason = collections.Counter({k[6:]: sum(number(r[k]) for r in rows) for k in stalls})
     lines.append("   by reason: " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in by_reason.most_common(8)))
     lines.append(f"   hottest {top}:")
@@ -68,7 +68,6 @@ def summarise(path: Path, top: int) -> str:
         reasons = sorted(((number(r[k]), k[6:]) for k in stalls), reverse=True)[:2]
         lines.append(f"     {r['Address'][-5:]} {100 * number(r[SAMPLES]) / total:5.2f}% x{number(r[EXECUTED]):>9} "
                      f"{r['Source'].strip()[:60]:60s} " + " ".join(f"{k}:{v}" for v, k in reasons if v))
-    executed = sum(number(r[EXECUTED]) for r in rows) or 1
     for start, end in spin_loops(rows):
         body = rows[start:end + 1]
         count = sum(number(r[EXECUTED]) for r in body)
