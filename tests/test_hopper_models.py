@@ -133,11 +133,14 @@ def test_the_row_bound_mask_hides_exactly_the_keys_the_per_key_mask_hides_and_mu
     assert "0 differences; mutants missed: none" in result.stdout, result.stdout
 
 
-def test_the_varlen_split_writes_each_partial_once_and_combines_to_full_attention():
+def test_the_varlen_split_writes_each_partial_once_combines_to_full_attention_and_spreads_long_sequences():
     result = run("varlen_split_model.py")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "combined as full attention; mutants caught" in result.stdout, result.stdout
+    assert "combined as full attention; mutants caught; spread batches faster" in result.stdout, result.stdout
     assert "sanitizer_scenario: {'splits': 7, 'pack': (4, 32)" in result.stdout, result.stdout
+    # the split count for spread lengths: what the equal-length bound alone chose, and the makespans
+    assert "one_long_many_short: splits 3 -> 16, makespan 43.0 -> 9.0 key blocks" in result.stdout, result.stdout
+    assert "equal_128_tiles: splits 1 -> 5, makespan 111.0 -> 115.0 key blocks" in result.stdout, result.stdout
 
 
 def test_the_tile_decode_divisor_divides_exactly_and_a_mutant_is_caught():

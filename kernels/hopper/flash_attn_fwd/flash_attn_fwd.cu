@@ -2409,24 +2409,36 @@ static int choose_splits(long long tiles, int nbk, int nsm) {
 // keys, GQA 4: 100 packed tiles) leaves most of one wave of whole tiles idle behind its longest,
 // where splits of 14 blocks spread the real blocks over every SM. On the bound itself the same
 // formula compares split rounds with the unsplit tile (100 tiles of 126 blocks: 127 unsplit, 105 at
-// 9 splits, 7 rounds of 14 + 1). Returns 1 for no split.
+// 9 splits, 7 rounds of 14 + 1).
+// The bound is the worst case, not the usual one: a serving batch's caches are of many lengths, and
+// there the longest sequence's share is the launch's critical path. Among the counts within
+// kVarlenSplitSlack of the bound's best, ns is the one with the shortest makespan for lengths spread
+// evenly below the longest, by list scheduling's bound (the work over the SMs plus the longest split):
+//   tiles x (nbk / 2 + ns x fixed) / SMs + ceil(nbk / ns) + fixed,
+// taken only where it is kVarlenSplitMinGain shorter than the bound's own choice there (the partials'
+// stores and the combine are in neither model). Returns 1 for no split.
+constexpr double kVarlenSplitSlack = 0.05;
+constexpr double kVarlenSplitMinGain = 0.10;
 static int choose_varlen_splits(long long tiles, int sk_max, int bn, int nsm) {
   const long long nbk = (static_cast<long long>(sk_max) + bn - 1) / bn;
   const double fixed = static_cast<double>(kTileFixedKeys) / bn;
   long long top = nbk / kMinBlocksPerSplit;
   if (top > kMaxSplits) top = kMaxSplits;
-  int best = 1;
-  double best_cost = static_cast<double>(nbk) + fixed;
-  best_cost *= static_cast<double>((tiles + nsm - 1) / nsm);
-  for (int ns = 2; ns <= top; ++ns) {
-    const double rounds = static_cast<double>((tiles * ns + nsm - 1) / nsm);
-    const double cost = rounds * (static_cast<double>((nbk + ns - 1) / ns) + fixed);
-    if (cost < best_cost) {
-      best_cost = cost;
-      best = ns;
-    }
-  }
-  return best;
+  if (top < 1) top = 1;
+  auto share = [&](long long ns) { return static_cast<double>((nbk + ns - 1) / ns) + fixed; };
+  auto worst = [&](long long ns) { return static_cast<double>((tiles * ns + nsm - 1) / nsm) * share(ns); };
+  auto spread = [&](long long ns) {
+    return static_cast<double>(tiles) * (0.5 * static_cast<double>(nbk) + static_cast<double>(ns) * fixed) / nsm +
+           share(ns);
+  };
+  long long bound_best = 1;
+  for (long long ns = 2; ns <= top; ++ns)
+    if (worst(ns) < worst(bound_best)) bound_best = ns;
+  long long best = bound_best;
+  for (long long ns = 1; ns <= top; ++ns)
+    if (worst(ns) <= (1.0 + kVarlenSplitSlack) * worst(bound_best) && spread(ns) < spread(best)) best = ns;
+  if (spread(best) > (1.0 - kVarlenSplitMinGain) * spread(bound_best)) best = bound_best;
+  return static_cast<int>(best);
 }
 
 // Causal schedule and grid (non-causal, non-varlen: persistent, one CTA per SM at most, as before).
