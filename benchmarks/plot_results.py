@@ -27,7 +27,7 @@ from kernelseek.harness.floors import peak_flops  # noqa: E402
 from kernelseek.harness.task import load_task  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-ATTENTION = RESULTS / "v79-sm90-full-holdout24-s71-h100.json.gz"
+ATTENTION = RESULTS / "v80-sm90-full-holdout24-s83-h100.json.gz"
 ATTENTION_H200 = RESULTS / "v67-sm90-full-holdout24-s2-h200.json"
 RMSNORM = RESULTS / "add_rmsnorm-v5-sm90-full-h100.json"
 BF16, FP32 = 2, 4
@@ -113,7 +113,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5), gridspec_kw={"width_ratios": [9, 9, 7]})
-    speedup_by_group(axes[0], attention, "flash_attn_fwd v79")
+    speedup_by_group(axes[0], attention, "flash_attn_fwd v80")
     speedup_by_group(axes[1], attention_h200, "flash_attn_fwd v67")
     speedup_by_group(axes[2], rmsnorm, "add_rmsnorm v5")
     fig.tight_layout()
