@@ -26,6 +26,8 @@ def parse(spec: str) -> Scenario:
     fields = spec.split(":")
     try:
         d, heads, b, q, k = fields[:5]
+        if fields[5:] not in ([], ["causal"]):
+            raise ValueError(fields[5:])
         hq, hkv = heads[1:].split("/")
         params = {"head_dim": int(d[1:]), "heads_q": int(hq), "heads_kv": int(hkv), "batch": int(b[1:]),
                   "seqlen_q": int(q[1:]), "seqlen_k": int(k[1:]), "causal": fields[5:] == ["causal"],
