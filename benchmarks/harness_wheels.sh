@@ -1,6 +1,6 @@
 # Sourced by the device scripts: makes the harness importable on the H200. The image has torch but not
-# the harness's pydantic and pyseccomp (the judge's seal); FA3 is the sm90 baseline. Installs whatever of them was carried
-# (.whl-fa3/1, .whl-harness/*) into /tmp/ks-fa3, once per machine, and keeps the PYTHONPATH in
+# the harness's pydantic and pyseccomp (the judge's seal); FA3 is the sm90 baseline. Installs whatever
+# of them was carried (.whl-fa3/1, .whl-harness/*) into /tmp/ks-fa3, once per machine, and keeps the PYTHONPATH in
 # /tmp/ks-pythonpath for later calls on the same warm machine (beside an agent stack installed before).
 # Stage them here first:
 #   ../shared/device/stage-wheels.sh --no-deps --dir .whl-fa3 fa3-fwd==0.0.3
