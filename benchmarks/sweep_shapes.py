@@ -43,7 +43,9 @@ def time_shape(task, ours, baseline, sc: Scenario, calls: int) -> tuple[float, f
     outputs = task.new_outputs(sc, inputs, "cuda")
     ways = {"ours": lambda: ours(sc, inputs, outputs, torch.cuda.current_stream().cuda_stream),
             "base": lambda: baseline.run(sc, inputs)}
-    ways["ours"]()
+    status = ways["ours"]()
+    if status != 0:
+        raise RuntimeError(f"the kernel returned status {status} on {sc.name}")
     diff = (outputs["out"].float() - baseline.run(sc, inputs)["out"].float()).abs().max().item()
     graphs = {name: capture(lambda way=way: [way() for _ in range(calls)]) for name, way in ways.items()}
     timed = time_graphs(graphs, calls, budget_s=0.4)
@@ -61,7 +63,11 @@ def main() -> None:
     baseline = task.baselines(arch)[0]
     print(f"{'shape':40s} {'ours us':>9s} {baseline.name + ' us':>9s} {'speedup':>8s} {'max diff':>9s}")
     for sc in shapes:
-        t, tb, diff = time_shape(task, ours, baseline, sc, calls)
+        try:
+            t, tb, diff = time_shape(task, ours, baseline, sc, calls)
+        except RuntimeError as error:  # a refused shape or a failed capture: say so, go on with the next
+            print(f"{sc.name:40s} {error}", flush=True)
+            continue
         print(f"{sc.name:40s} {t:9.1f} {tb:9.1f} {tb / t:8.3f} {diff:9.2e}", flush=True)
 
 
