@@ -7,8 +7,9 @@ buffer's previous block.
 Two orders: pairs (K(nb), V(nb), K(nb-1), ...) and K a block ahead (K(nb), K(nb-1), V(nb), K(nb-2),
 V(nb-1), ...). For each it prints the time the consumers wait for K and V to land, at load latencies of
 2-8 products (a key block is two products a warpgroup: 4 with two consumers, 6 with three), and checks
-that neither order can hang (a load waiting for a release that only a later load makes possible). A load's latency is in units of a tensor-core product; the real latency of a
-24-32 KB TMA load from L2 is ~1 us, a d64-d128 key block's products 1.1-1.3 us a CTA.
+that neither order can hang (a load waiting for a release that only a later load makes possible). A
+load's latency is in units of a tensor-core product; the real latency of a 24-32 KB TMA load from L2 is
+~1 us, a d64-d128 key block's products 1.1-1.3 us a CTA.
 
     python tests/hopper_models/load_order_model.py      # prints the table and "ok: ..."
 """
