@@ -488,7 +488,19 @@ struct Cfg {
   static constexpr int NA = DP / kAtomCols;                               // atoms across the head dim
   static constexpr int Q_BYTES = BM * DP * 2;
   static constexpr int KV_BYTES = BN * DP * 2;
-  static constexpr int RING_END = Q_BYTES + 2 * STAGES * KV_BYTES;
+  static constexpr int STASH_BYTES = CONSUMER_WARPS * kTileStashBytes;
+  // Tiles carried into each other: a warpgroup issues the next tile's first S product in the same turn
+  // as this tile's last P V product, and writes this tile's O under the next tile's first softmax, so a
+  // CTA's tiles cost no turn of their own at their start and end (a tile of a causal prefill of ~700
+  // rows has ~3.5 key blocks: its two lone turns are a third of its turns). It needs the next tile's Q
+  // in a second buffer beside the O staging tile: two consumers under turns with key blocks up to 128
+  // wide, without the varlen schedule's table (both do not fit beside it). Three consumers (160
+  // registers) spilled 336 bytes with it.
+  static constexpr bool CARRY = !VS && PINGPONG && WGS == 2 && BN <= kOStageMaxBN &&
+                                2 * Q_BYTES + 2 * STAGES * KV_BYTES + BM * DP * 2 + kBarrierRegionBytes +
+                                        STASH_BYTES + kSmemAlign <= kMaxDynSmem;
+  static constexpr int Q_BUFS = CARRY ? 2 : 1;
+  static constexpr int RING_END = Q_BUFS * Q_BYTES + 2 * STAGES * KV_BYTES;
   // O staging tile: BM x DP bf16 after the K/V rings where it fits (d64, d96, d128; not d192
   // or d256, whose Q tile and rings leave < 10 KB), each consumer warpgroup's 64 rows as NA
   // 64-row x 128-byte atoms. Not for key blocks wider than kOStageMaxBN (d64's wide tile: its
@@ -503,10 +515,11 @@ struct Cfg {
   static constexpr int P_WG_BYTES = P_SMEM ? kWgRows * BN * 2 : 0;
   static constexpr int P_OFF = RING_END;
   static constexpr int O_OFF = P_OFF + WGS * P_WG_BYTES;
-  // (with the table's bytes in both instantiations, so that they make the same choice)
-  static constexpr int STASH_BYTES = CONSUMER_WARPS * kTileStashBytes;
-  static constexpr bool O_STAGE = BN <= kOStageMaxBN && O_OFF + O_TILE_BYTES + kBarrierRegionBytes + STASH_BYTES +
-                                                            kVarlenTableBytes + kSmemAlign <= kMaxDynSmem;
+  // (with the table's bytes in both instantiations, so that they make the same choice; CARRY's own
+  // condition counts the staging tile)
+  static constexpr bool O_STAGE = CARRY || (BN <= kOStageMaxBN && O_OFF + O_TILE_BYTES + kBarrierRegionBytes +
+                                                                     STASH_BYTES + kVarlenTableBytes + kSmemAlign <=
+                                                                 kMaxDynSmem);
   static constexpr int O_BYTES = O_STAGE ? O_TILE_BYTES : 0;
   // Where no staging tile fits (d192, d256): each consumer warpgroup stages its 64 rows in a buffer of
   // the tile's last key block, warpgroup 0 in its K buffer, 1 in its V buffer, released to the producer
@@ -523,7 +536,8 @@ struct Cfg {
   static constexpr int TABLE_OFF = STASH_OFF + STASH_BYTES;                  // varlen schedule table
   static constexpr int SMEM = TABLE_OFF + TABLE_BYTES + kSmemAlign;  // + barriers, table, alignment slack
   static_assert(SMEM <= kMaxDynSmem, "smem");
-  static_assert((2 + 4 * STAGES) * kMbarBytes <= kNextTileOff, "barriers");
+  static_assert((2 * Q_BUFS + 4 * STAGES) * kMbarBytes <= kNextTileOff, "barriers");
+  static_assert(!CARRY || (O_STAGE && !P_SMEM && !O_BORROW), "a carried tile stages O in its own tile, P in registers");
   static_assert(BN % kWgmmaK == 0, "BN");
   static_assert(D % kWgmmaK == 0, "D");
   static_assert(RING_END % kSmemAlign == 0 && O_OFF % kSmemAlign == 0, "P and O tiles start 1024-aligned (128B swizzle)");
@@ -670,14 +684,19 @@ struct Smem {
   uint32_t q, k0, v0, p, o, bar;
   int* table;  // generic pointer to the varlen schedule table
   __device__ __forceinline__ Smem(uint32_t base, uint8_t* raw)
-      : q(base), k0(base + C::Q_BYTES), v0(base + C::Q_BYTES + C::STAGES * C::KV_BYTES), p(base + C::P_OFF),
+      : q(base), k0(base + C::Q_BUFS * C::Q_BYTES), v0(base + C::Q_BUFS * C::Q_BYTES + C::STAGES * C::KV_BYTES),
+        p(base + C::P_OFF),
         o(base + C::O_OFF),
         bar(base + C::BAR_OFF), table(reinterpret_cast<int*>(raw + (base - smem_u32(raw)) + C::TABLE_OFF)) {}
   __device__ __forceinline__ uint32_t k(int s) const { return k0 + s * C::KV_BYTES; }
   __device__ __forceinline__ uint32_t v(int s) const { return v0 + s * C::KV_BYTES; }
-  // mbarriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S]
-  __device__ __forceinline__ uint32_t q_full() const { return bar; }
-  __device__ __forceinline__ uint32_t q_empty() const { return bar + kMbarBytes; }
+  // Q buffer j (CARRY: two, the CTA's tiles in turn; otherwise one).
+  __device__ __forceinline__ uint32_t q_buf(uint32_t j) const { return q + j * C::Q_BYTES; }
+  // mbarriers: q_full, q_empty, k_full[S], v_full[S], k_empty[S], v_empty[S], then (CARRY) the second
+  // Q buffer's q_full and q_empty
+  static constexpr uint32_t kQBarStride = kMbarBytes * (2 + 4 * C::STAGES);
+  __device__ __forceinline__ uint32_t q_full(uint32_t j = 0) const { return bar + j * kQBarStride; }
+  __device__ __forceinline__ uint32_t q_empty(uint32_t j = 0) const { return bar + kMbarBytes + j * kQBarStride; }
   __device__ __forceinline__ uint32_t k_full(int s) const { return bar + 8u * (2 + s); }
   __device__ __forceinline__ uint32_t v_full(int s) const { return bar + 8u * (2 + C::STAGES + s); }
   __device__ __forceinline__ uint32_t k_empty(int s) const { return bar + 8u * (2 + 2 * C::STAGES + s); }
@@ -692,8 +711,11 @@ struct Smem {
   // One thread: "full" barriers complete on the TMA's bytes (one arrive), "empty" ones on one
   // arrive per consumer warp.
   __device__ __forceinline__ void init_barriers() const {
-    mbar_init(q_full(), 1);
-    mbar_init(q_empty(), C::CONSUMER_WARPS);
+#pragma unroll
+    for (uint32_t j = 0; j < C::Q_BUFS; ++j) {
+      mbar_init(q_full(j), 1);
+      mbar_init(q_empty(j), C::CONSUMER_WARPS);
+    }
 #pragma unroll
     for (int s = 0; s < C::STAGES; ++s) {
       mbar_init(k_full(s), 1);
@@ -1023,6 +1045,7 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
     if (!feed && t >= sched.num_tiles) break;
     Tile T;
     const bool work = t >= 0 && sched.template decode<C, FED>(p, t, T) && T.nb_hi != T.nb_lo;
+    uint32_t qb = 0;  // the Q buffer (CARRY: the CTA's tiles with key blocks take the two in turn)
     if (feed) {
       mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);  // the consumers have read the last index and its Q
       ++qcount;
@@ -1038,13 +1061,14 @@ __device__ __forceinline__ void producer(const Params& p, const TileScheduler<C:
         t += gridDim.x;
         continue;
       }
-      mbar_wait(sm.q_empty(), (qcount & 1) ^ 1);
+      qb = qcount % C::Q_BUFS;
+      mbar_wait(sm.q_empty(qb), ((qcount / C::Q_BUFS) & 1) ^ 1);
       ++qcount;
     }
-    mbar_expect_tx(sm.q_full(), p.pack_g * p.pack_r * C::DP * 2);  // the Q box: pack_g x pack_r rows
+    mbar_expect_tx(sm.q_full(qb), p.pack_g * p.pack_r * C::DP * 2);  // the Q box: pack_g x pack_r rows
 #pragma unroll
     for (int a = 0; a < C::NA; ++a)
-      tma_load_4d(sm.q + a * C::BM * kSwizzleBytes, tmQ, sm.q_full(), a * kAtomCols, T.q_row0, T.hq0, T.bq);
+      tma_load_4d(sm.q_buf(qb) + a * C::BM * kSwizzleBytes, tmQ, sm.q_full(qb), a * kAtomCols, T.q_row0, T.hq0, T.bq);
     // K runs a block ahead of V: the consumers issue block nb's S product together with block nb+1's
     // P V, so they take K(nb-1) before V(nb). Loaded in pairs (K(nb), V(nb)), a K waited behind the
     // release of a V buffer, a product later than its own buffer's, and reached them a block later.
@@ -1435,19 +1459,34 @@ struct TileRegs {
   float* lrow;
 };
 
+// The tile a warpgroup carries into (Cfg::CARRY), with the running max and sum its first key block sets.
+// decide(): decodes it once this tile's key-block loop is done (held across the loop, its fields spilled)
+// and says whether to carry into it.
+template <class Decide>
+struct NextTile {
+  Decide decide;
+  const Tile& T;
+  const RowCtx& rc;
+  float* mrow;
+  float* lrow;
+};
+
 // The key-block loop of one tile, last key block first. Iteration it issues the S product of its
 // block together with the P V product of the previous block, so the tensor cores work while this
 // warpgroup's softmax runs. kv: the ring position of the tile's first block; on return, the
-// position after its last. hold: keep the last block's K (warpgroup 0) or V (1) buffer in `held`
-// instead of releasing it. signal (O_BORROW under turns): tell the other warpgroup when this one's
-// product on the buffer it stages into is complete (1: the last S product; 0: the last P V product).
-template <class C, bool FED>
+// position of the next tile's first block. hold: keep the last block's K (warpgroup 0) or V (1) buffer
+// in `held` instead of releasing it. signal (O_BORROW under turns): tell the other warpgroup when this
+// one's product on the buffer it stages into is complete (1: the last S product; 0: the last P V product).
+// CARRY: carried_in, the first block's S product was issued and its softmax done in the previous
+// tile's last turn; next.decide() true, the last turn issues the next tile's first S product with this tile's last
+// P V product, runs its softmax under that product, then write_out() takes this tile's O.
+template <class C, bool FED, class Decide, class WriteOut>
 __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const TileRegs<C>& r, RingPos<C::STAGES>& kv,
                                             uint32_t& qcount, const Tile& T, const RowCtx& rc, bool hold, bool signal,
-                                            HeldBuffer& held) {
+                                            HeldBuffer& held, bool carried_in, const NextTile<Decide>& next,
+                                            WriteOut&& write_out) {
   const Params& p = cw.p;
   const Smem<C>& sm = cw.sm;
-  const uint32_t sQw = cw.sQw;
   const Pingpong<C::WGS>& turn = cw.turn;
   const int lane = cw.lane, qd = cw.qd;
   const float sl2 = cw.sl2;
@@ -1463,12 +1502,19 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
   const bool last_v_read = signal && turn.w == 0;
   kv.stage = static_cast<int>(warp_uniform(static_cast<uint32_t>(kv.stage)));  // the K and V descriptors
   kv.phase = warp_uniform(kv.phase);                                              // uniform
-  mbar_wait(sm.q_full(), qcount & 1);
-  ++qcount;
+  // The tile's Q buffer: its q_full was waited here, or (carried in) in the previous tile's last turn.
+  const uint32_t qb = C::CARRY ? warp_uniform((qcount - (carried_in ? 1u : 0u)) % C::Q_BUFS) : 0u;
+  const uint32_t sQw = C::CARRY ? cw.sQw + qb * C::Q_BYTES : cw.sQw;
+  if (!C::CARRY || !carried_in) {
+    mbar_wait(sm.q_full(qb), (qcount / C::Q_BUFS) & 1);
+    ++qcount;
+  }
   float corr[2];
   bool rescale_due = false;  // RESCALE_BEFORE_PV: O still owes the rescale by corr before its next P V
   RingPos<C::STAGES> ks = kv, vs = kv;  // K stage of the block being issued, V stage of the previous block
-  {  // first block: S only
+  if (C::CARRY && carried_in) {
+    ks.advance();  // the first block's K was taken in the carrying turn
+  } else {  // first block: S only
     const int nb = T.nb_hi - 1;
     mbar_wait(sm.k_full(ks.stage), ks.phase);
     turn.begin();
@@ -1478,7 +1524,7 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
     fence_regs<C::BN / 2>(s);
     if (keep_k != 0) release(sm.k_empty(ks.stage), lane);
     if (last_k_read == 0) named_arrive(kBarLastKRead, C::WGS * kWarpGroupThreads);
-    if (n_it == 1) release(sm.q_empty(), lane);  // the tile's only S product is complete: Q may be overwritten
+    if (n_it == 1) release(sm.q_empty(qb), lane);  // the tile's only S product is complete: Q may be overwritten
     ks.advance();
     scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM, true>(
         s, mrow, lrow, corr, p, T, rc, nb, block_needs_mask<C::BN>(p, T, rc, nb), qd, sl2);  // O is 0: no rescale
@@ -1506,8 +1552,8 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
     fence_regs<C::BN / 2>(s);
     if (it != keep_k) release(sm.k_empty(ks.stage), lane);
     if (it == last_k_read) named_arrive(kBarLastKRead, C::WGS * kWarpGroupThreads);
-    if (it == n_it - 1) release(sm.q_empty(), lane);  // the tile's last S product is complete (before
-    ks.advance();                                     // its softmax, not after its P V's wait)
+    if (it == n_it - 1) release(sm.q_empty(qb), lane);  // the tile's last S product is complete (before
+    ks.advance();                                       // its softmax, not after its P V's wait)
     const bool rescale =
         scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM, decltype(masked)::value>(
             s, mrow, lrow, corr, p, T, rc, nb,
@@ -1533,7 +1579,35 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
     const int st = (ks.stage + C::STAGES - 1) % C::STAGES;
     held = {sm.k(st), sm.k_empty(st)};
   }
-  {  // last block: P V only
+  if (C::CARRY && next.decide()) {  // last block: its P V with the next tile's first S
+    const Tile& N = next.T;
+    const int nb = N.nb_hi - 1;
+    const uint32_t qn = warp_uniform(qcount % C::Q_BUFS);
+    pv.fence();
+    fence_regs<C::D / 2>(o);
+    mbar_wait(sm.q_full(qn), (qcount / C::Q_BUFS) & 1);
+    ++qcount;
+    mbar_wait(sm.k_full(ks.stage), ks.phase);
+    turn.begin();
+    issue_qk<C>(s, cw.sQw + qn * C::Q_BYTES, sm.k(ks.stage));
+    mbar_wait(sm.v_full(vs.stage), vs.phase);
+    pv.issue_pv(o, sm.v(vs.stage));
+    turn.end();
+    wg_wait<1>();
+    fence_regs<C::BN / 2>(s);
+    release(sm.k_empty(ks.stage), lane);
+    if (N.nb_hi - N.nb_lo == 1) release(sm.q_empty(qn), lane);  // the next tile's only S product
+    ks.advance();
+    scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM, true>(
+        s, next.mrow, next.lrow, corr, p, N, next.rc, nb, block_needs_mask<C::BN>(p, N, next.rc, nb), qd, sl2);
+    keep_before_wait(sm.bar + kOrderSlotsOff, next.lrow[0] + next.lrow[1], lane);
+    wg_wait<0>();
+    fence_regs<C::D / 2>(o);
+    pv.fence();
+    release(sm.v_empty(vs.stage), lane);
+    vs.advance();
+    pv.hold(s);
+  } else {  // last block: P V only
     pv.fence();
     fence_regs<C::D / 2>(o);
     if (C::RESCALE_BEFORE_PV && rescale_due) rescale_o<C::D>(o, corr);
@@ -1549,7 +1623,8 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
     else release(sm.v_empty(vs.stage), lane);
     vs.advance();
   }
-  kv = ks;
+  if constexpr (C::CARRY) write_out();  // this tile's O, after the next tile's first softmax where carried
+  kv = C::CARRY ? vs : ks;  // (the same position unless the next tile's first K was taken)
 }
 
 // ---- epilogue (registers -> global) ------------------------------------------------------------
@@ -1817,7 +1892,7 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
     HeldBuffer held{0u, 0u};
     if (T.nb_hi > T.nb_lo)
       attend_tile<C, FED>(warp_ctx, TileRegs<C>{o, s, pv, mrow, lrow}, kv, qcount, T, rc, hold, meet && C::PINGPONG,
-                          held);
+                          held, false, NextTile<bool (*)()>{nullptr, T, rc, mrow, lrow}, [] {});
     if constexpr (FED && !C::P_SMEM) {  // the tile again, for the epilogue, from the warp's stash
       unstash_tile(T, sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize));
       rc = row_ctx(T, rloc0, p.by_rows, p.pack_g);
@@ -1868,6 +1943,111 @@ __device__ __forceinline__ void consumer(const Params& p, const TileScheduler<C:
   if constexpr (C::O_BORROW) release_held(stored, leader);
 }
 
+// A tile's O and lse out, once its last P V product is complete (CARRY's consumer): split partials,
+// the TMA box where the warpgroup's rows allow it, else row by row.
+template <class C>
+__device__ __forceinline__ void write_tile(const Params& p, const CUtensorMap* tmO, const Tile& T, const RowCtx& rc,
+                                           int R, const float* o, const float* mrow, const float* lrow, uint32_t sOw,
+                                           int w, int lrow0, int qd, bool leader) {
+  float inv[2], lse_v[2];
+  finalize_rows(mrow, lrow, p.sl2, inv, lse_v);
+  if (p.n_splits > 1) {
+    store_partial<C::D>(p, T, rc, o, inv, lse_v, qd);
+    return;
+  }
+  const OBox ob = o_box(p, T, w, R);  // uniform across the warpgroup
+  if (ob.ok) {
+    store_output_tma<C>(tmO, ob, T, sOw, o, inv, w, lrow0, qd, leader);
+    store_lse(p, T, rc, lse_v, qd);
+    return;
+  }
+  store_output<C::D>(p, T, rc, o, inv, lse_v, qd);
+}
+
+// The consumer warpgroup of a Cfg::CARRY configuration: the tiles t = blockIdx.x, + G, ... as
+// consumer()'s, but where a tile and the next both have key blocks the first ends in the second's
+// first turn (attend_tile's next), and writes its O under the second's first softmax.
+template <class C>
+__device__ __forceinline__ void consumer_carry(const Params& p, const TileScheduler<false>& sched, const Smem<C>& sm,
+                                               const CUtensorMap* tmO, int tid) {
+  const int w = static_cast<int>(warp_uniform(tid / kWarpGroupThreads)) - 1;  // rows [64w, 64w+64) of the tile
+  const int warp = (tid % kWarpGroupThreads) / kWarpSize;
+  const int lane = tid % kWarpSize;
+  const int qd = lane % 4;
+  const int rloc0 = kWgRows * w + 16 * warp + lane / 4;
+  const uint32_t sOw = sm.o + w * C::O_WG_BYTES;
+  const bool leader = tid % kWarpGroupThreads == 0;
+  const Pingpong<C::WGS> turn{w, C::PINGPONG};
+  turn.start();
+
+  RingPos<C::STAGES> kv{0, 0};
+  uint32_t qcount = 0;
+  float o[C::D / 2];
+  ProbsOperand<C> pv(sm.p, w, lane);
+  float s[C::BN / 2];
+  float mrow[2], lrow[2], mnext[2], lnext[2];
+  HeldBuffer unused{0u, 0u};
+  const ConsumerWarp<C> warp_ctx{p, sm, sm.q + w * kWgRows * kSwizzleBytes, turn, lane, qd, p.sl2};
+  const int G = static_cast<int>(gridDim.x);
+  const uint32_t stash = sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize);
+  // The next tile of this CTA's walk at or after t (decode false: an empty slot of the schedule).
+  const auto find = [&](int t, Tile& T) {
+    while (t < sched.num_tiles && !sched.template decode<C>(p, t, T)) t += G;
+    return t;
+  };
+  Tile N;
+  RowCtx rn;
+  int t = find(static_cast<int>(blockIdx.x), N);
+  bool carried = false;  // the tile's first block was issued, and its softmax done, in the previous tile's last turn
+  while (t < sched.num_tiles) {
+    // The tile decoded again where it is used (held across the previous tile's carrying turn, it spilled).
+    Tile T;
+    sched.template decode<C>(p, t, T);
+    const RowCtx rc = row_ctx(T, rloc0, p.by_rows, p.pack_g);
+    int tn = -1;
+    bool carry = false;
+    const auto decide = [&] {  // after T's key-block loop
+      tn = find(t + G, N);
+      carry = tn < sched.num_tiles && N.nb_hi > N.nb_lo;
+      if (carry) rn = row_ctx(N, rloc0, p.by_rows, p.pack_g);
+      return carry;
+    };
+    if (!carried) {
+#pragma unroll
+      for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
+      mrow[0] = mrow[1] = -INFINITY;
+      lrow[0] = lrow[1] = 0.f;
+    }
+    const auto write_out = [&] {  // T's O, once its last P V product is complete; then the carried tile's state
+      Tile Tw;
+      sched.template decode<C>(p, t, Tw);
+      write_tile<C>(p, tmO, Tw, row_ctx(Tw, rloc0, p.by_rows, p.pack_g), sched.R, o, mrow, lrow, sOw, w,
+                    rloc0 - kWgRows * w, qd, leader);
+      if (carry) {
+#pragma unroll
+        for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          mrow[r] = mnext[r];
+          lrow[r] = lnext[r];
+        }
+      }
+    };
+    if (T.nb_hi > T.nb_lo) {
+      attend_tile<C, false>(warp_ctx, TileRegs<C>{o, s, pv, mrow, lrow}, kv, qcount, T, rc, false, false, unused,
+                            carried, NextTile<decltype(decide)>{decide, N, rn, mnext, lnext}, write_out);
+    } else {  // a tile without key blocks carries into none
+      decide();
+      carry = false;
+      write_out();
+    }
+    carried = carry;
+    t = tn;
+  }
+  // The staging tile must stay valid until the last store has read it (consumer()'s end).
+  if (leader) bulk_wait_read_all();
+}
+
 // ================================================================================================
 // 6. Kernels
 // ================================================================================================
@@ -1904,7 +2084,8 @@ __global__ void __launch_bounds__(kWarpGroupThreads * (1 + WGS), 1)
     return;
   }
   setmaxnreg_inc<C::CONSUMER_REGS>();
-  consumer<C, FED>(p, sched, sm, &tmO, tid);
+  if constexpr (C::CARRY) consumer_carry<C>(p, sched, sm, &tmO, tid);
+  else consumer<C, FED>(p, sched, sm, &tmO, tid);
 }
 
 // Varlen maps bound to the batch's totals, one thread, launched before the main kernel when
