@@ -2767,9 +2767,13 @@ static int launch_main(const Args& a, const Params& prm, int total_q_ub, int tot
 
 // The configuration a launch with the varlen schedule uses: C's own VS instantiation where the
 // schedule's table fits beside C's rings, else the same with key blocks one wgmma-k narrower, until it
-// does (d256's 80-key rings and Q take 224 KB of the 227: its twin has 64-key blocks).
+// does (d256's 80-key rings and Q take 224 KB of the 227: its twin has 64-key blocks). The VS
+// instantiation carries no tile, so C's second Q buffer is not counted.
 template <int D, int BN, int STAGES, int WGS,
-          bool Fits = (Cfg<D, BN, STAGES, WGS>::TABLE_OFF + kVarlenTableBytes + kSmemAlign <= kMaxDynSmem)>
+          bool Fits = (Cfg<D, BN, STAGES, WGS>::TABLE_OFF - (Cfg<D, BN, STAGES, WGS>::Q_BUFS - 1) *
+                                                                  Cfg<D, BN, STAGES, WGS>::Q_BYTES +
+                           kVarlenTableBytes + kSmemAlign <=
+                       kMaxDynSmem)>
 struct VarlenTwin {
   using type = Cfg<D, BN, STAGES, WGS, true>;
 };
