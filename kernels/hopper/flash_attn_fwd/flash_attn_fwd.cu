@@ -1503,8 +1503,8 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
   kv.stage = static_cast<int>(warp_uniform(static_cast<uint32_t>(kv.stage)));  // the K and V descriptors
   kv.phase = warp_uniform(kv.phase);                                              // uniform
   // The tile's Q buffer: its q_full was waited here, or (carried in) in the previous tile's last turn.
-  const uint32_t qb = C::CARRY ? warp_uniform((qcount - (carried_in ? 1u : 0u)) % C::Q_BUFS) : 0u;
-  const uint32_t sQw = C::CARRY ? cw.sQw + qb * C::Q_BYTES : cw.sQw;
+  const uint32_t qb = C::CARRY ? (qcount - (carried_in ? 1u : 0u)) % C::Q_BUFS : 0u;
+  const uint32_t sQw = C::CARRY ? in_uniform_register(cw.sQw + qb * C::Q_BYTES) : cw.sQw;
   if (!C::CARRY || !carried_in) {
     mbar_wait(sm.q_full(qb), (qcount / C::Q_BUFS) & 1);
     ++qcount;
@@ -1533,8 +1533,11 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
   // Iteration it (block nb = nb_hi - 1 - it): S of this block, P V of the previous one. With
   // SPLIT_UNMASKED_LOOP the blocks that may need the mask come first (last block first: the diagonal and
   // the keys' end); the loop over the rest has no mask decision and no row that sees no key.
+  // Fed or carried, ptxas no longer proves the ring stage uniform (loaded from shared memory, or merged
+  // from the carrying turn's branch): re-placed in a uniform register each iteration (otherwise every
+  // wgmma descriptor of the loop is copied to uniform registers, 34 R2UR a d128 block).
   const auto step = [&](int it, auto masked) {
-    if constexpr (FED) {
+    if constexpr (FED || C::CARRY) {
       ks.stage = static_cast<int>(in_uniform_register(static_cast<uint32_t>(ks.stage)));
       vs.stage = static_cast<int>(in_uniform_register(static_cast<uint32_t>(vs.stage)));
     }
@@ -1582,14 +1585,14 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
   if (C::CARRY && next.decide()) {  // last block: its P V with the next tile's first S
     const Tile& N = next.T;
     const int nb = N.nb_hi - 1;
-    const uint32_t qn = warp_uniform(qcount % C::Q_BUFS);
+    const uint32_t qn = qcount % C::Q_BUFS;
     pv.fence();
     fence_regs<C::D / 2>(o);
     mbar_wait(sm.q_full(qn), (qcount / C::Q_BUFS) & 1);
     ++qcount;
     mbar_wait(sm.k_full(ks.stage), ks.phase);
     turn.begin();
-    issue_qk<C>(s, cw.sQw + qn * C::Q_BYTES, sm.k(ks.stage));
+    issue_qk<C>(s, in_uniform_register(cw.sQw + qn * C::Q_BYTES), sm.k(ks.stage));
     mbar_wait(sm.v_full(vs.stage), vs.phase);
     pv.issue_pv(o, sm.v(vs.stage));
     turn.end();
@@ -1598,6 +1601,11 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
     release(sm.k_empty(ks.stage), lane);
     if (N.nb_hi - N.nb_lo == 1) release(sm.q_empty(qn), lane);  // the next tile's only S product
     ks.advance();
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      next.mrow[r] = -INFINITY;
+      next.lrow[r] = 0.f;
+    }
     scores_to_probs<C::BN, C::SKIP_UNRAISED_RESCALE, !C::P_SMEM, true>(
         s, next.mrow, next.lrow, corr, p, N, next.rc, nb, block_needs_mask<C::BN>(p, N, next.rc, nb), qd, sl2);
     keep_before_wait(sm.bar + kOrderSlotsOff, next.lrow[0] + next.lrow[1], lane);
