@@ -1997,43 +1997,44 @@ __device__ __forceinline__ void consumer_carry(const Params& p, const TileSchedu
   HeldBuffer unused{0u, 0u};
   const ConsumerWarp<C> warp_ctx{p, sm, sm.q + w * kWgRows * kSwizzleBytes, turn, lane, qd, p.sl2};
   const int G = static_cast<int>(gridDim.x);
-  const uint32_t stash = sm.tile_stash(tid / kWarpSize - kWarpGroupThreads / kWarpSize);
-  // The next tile of this CTA's walk at or after t (decode false: an empty slot of the schedule).
-  const auto find = [&](int t, Tile& T) {
-    while (t < sched.num_tiles && !sched.template decode<C>(p, t, T)) t += G;
-    return t;
-  };
   Tile N;
   RowCtx rn;
-  int t = find(static_cast<int>(blockIdx.x), N);
   bool carried = false;  // the tile's first block was issued, and its softmax done, in the previous tile's last turn
-  while (t < sched.num_tiles) {
-    // The tile decoded again where it is used (held across the previous tile's carrying turn, it spilled).
+  for (int i = 0;; ++i) {  // the tiles t = blockIdx.x + i G, as consumer()'s
+    const int t = static_cast<int>(blockIdx.x) + i * G;
+    if (t >= sched.num_tiles) break;
     Tile T;
-    sched.template decode<C>(p, t, T);
+    if (!sched.template decode<C>(p, t, T)) continue;  // (a carried tile is the walk's next valid one)
     const RowCtx rc = row_ctx(T, rloc0, p.by_rows, p.pack_g);
-    int tn = -1;
     bool carry = false;
-    const auto decide = [&] {  // after T's key-block loop
-      tn = find(t + G, N);
-      carry = tn < sched.num_tiles && N.nb_hi > N.nb_lo;
+    const auto decide = [&] {  // after T's key-block loop: the next valid tile, carried into if it has key blocks
+      for (int j = i + 1;; ++j) {
+        const int tn = static_cast<int>(blockIdx.x) + j * G;
+        if (tn >= sched.num_tiles) break;
+        if (sched.template decode<C>(p, tn, N)) {
+          carry = N.nb_hi > N.nb_lo;
+          break;
+        }
+      }
       if (carry) rn = row_ctx(N, rloc0, p.by_rows, p.pack_g);
       return carry;
     };
     if (!carried) {
 #pragma unroll
-      for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
+      for (int k = 0; k < C::D / 2; ++k) o[k] = 0.f;
       mrow[0] = mrow[1] = -INFINITY;
       lrow[0] = lrow[1] = 0.f;
     }
-    const auto write_out = [&] {  // T's O, once its last P V product is complete; then the carried tile's state
+    // T's O, once its last P V product is complete (T decoded again: held across the carrying turn, it
+    // spilled); then the carried tile's running state.
+    const auto write_out = [&] {
       Tile Tw;
       sched.template decode<C>(p, t, Tw);
       write_tile<C>(p, tmO, Tw, row_ctx(Tw, rloc0, p.by_rows, p.pack_g), sched.R, o, mrow, lrow, sOw, w,
                     rloc0 - kWgRows * w, qd, leader);
       if (carry) {
 #pragma unroll
-        for (int i = 0; i < C::D / 2; ++i) o[i] = 0.f;
+        for (int k = 0; k < C::D / 2; ++k) o[k] = 0.f;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           mrow[r] = mnext[r];
@@ -2041,16 +2042,12 @@ __device__ __forceinline__ void consumer_carry(const Params& p, const TileSchedu
         }
       }
     };
-    if (T.nb_hi > T.nb_lo) {
+    if (T.nb_hi > T.nb_lo)
       attend_tile<C, false>(warp_ctx, TileRegs<C>{o, s, pv, mrow, lrow}, kv, qcount, T, rc, false, false, unused,
                             carried, NextTile<decltype(decide)>{decide, N, rn, mnext, lnext}, write_out);
-    } else {  // a tile without key blocks carries into none
-      decide();
-      carry = false;
-      write_out();
-    }
+    else
+      write_out();  // a tile without key blocks carries into none
     carried = carry;
-    t = tn;
   }
   // The staging tile must stay valid until the last store has read it (consumer()'s end).
   if (leader) bulk_wait_read_all();
