@@ -1533,11 +1533,8 @@ __device__ __forceinline__ void attend_tile(const ConsumerWarp<C>& cw, const Til
   // Iteration it (block nb = nb_hi - 1 - it): S of this block, P V of the previous one. With
   // SPLIT_UNMASKED_LOOP the blocks that may need the mask come first (last block first: the diagonal and
   // the keys' end); the loop over the rest has no mask decision and no row that sees no key.
-  // Fed or carried, ptxas no longer proves the ring stage uniform (loaded from shared memory, or merged
-  // from the carrying turn's branch): re-placed in a uniform register each iteration (otherwise every
-  // wgmma descriptor of the loop is copied to uniform registers, 34 R2UR a d128 block).
   const auto step = [&](int it, auto masked) {
-    if constexpr (FED || C::CARRY) {
+    if constexpr (FED) {
       ks.stage = static_cast<int>(in_uniform_register(static_cast<uint32_t>(ks.stage)));
       vs.stage = static_cast<int>(in_uniform_register(static_cast<uint32_t>(vs.stage)));
     }
@@ -2025,12 +2022,10 @@ __device__ __forceinline__ void consumer_carry(const Params& p, const TileSchedu
       mrow[0] = mrow[1] = -INFINITY;
       lrow[0] = lrow[1] = 0.f;
     }
-    // T's O, once its last P V product is complete (T decoded again: held across the carrying turn, it
-    // spilled); then the carried tile's running state.
+    // T's O, once its last P V product is complete; then the carried tile's running state. (T decoded
+    // again here took the key-block loop's ring stages out of uniform registers.)
     const auto write_out = [&] {
-      Tile Tw;
-      sched.template decode<C>(p, t, Tw);
-      write_tile<C>(p, tmO, Tw, row_ctx(Tw, rloc0, p.by_rows, p.pack_g), sched.R, o, mrow, lrow, sOw, w,
+      write_tile<C>(p, tmO, T, rc, sched.R, o, mrow, lrow, sOw, w,
                     rloc0 - kWgRows * w, qd, leader);
       if (carry) {
 #pragma unroll
