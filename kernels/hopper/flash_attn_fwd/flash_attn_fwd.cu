@@ -2360,6 +2360,12 @@ static bool use_tall_tiles(long long tall_tiles, int tall_bm, long long std_tile
 // padded rows through the tensor cores, with the same K/V bytes per tile. Any group size g <= bm
 // packs floor(bm / g) rows of each head (packing only groups that divide 128 left a group of 5 or 6 at
 // one head per tile in decode, 3 useful rows of 128). Unpacked: bm rows of one head.
+// Not a causal launch of the 128-row tile whose heads' rows fill a tile (seqlen_q >= bm): there a
+// packed tile saves at most the last m-block's padding, and its per-tile costs outweighed that
+// (H100, d128 h40/8 q719: 185.6 us packed against 158.8 unpacked; h64/8 q600: 192.9 against 176.6).
+// The 192-row tile keeps packing there (d64 h32/8 q2048 causal: 190.8 packed against 202.3). Which
+// per-tile cost it is was not measured; the register epilogue of a head's r rows that are not a
+// warpgroup's 64 (no TMA box) is the lead.
 static void choose_gqa_packing(Params& prm, int bm, int seqlen_q, int heads_q, int heads_kv) {
   prm.pack_g = 1;
   prm.pack_r = bm;
@@ -2369,7 +2375,7 @@ static void choose_gqa_packing(Params& prm, int bm, int seqlen_q, int heads_q, i
     const int r = bm / g;  // g x r <= bm rows; when g does not divide bm the last bm - g r rows idle
     const long long packed = static_cast<long long>((seqlen_q + r - 1) / r) * heads_kv;
     const long long plain = static_cast<long long>(prm.n_mblocks) * heads_q;
-    if (packed < plain) {
+    if (packed < plain && (!prm.causal || seqlen_q < bm || bm > BM)) {
       prm.pack_g = g;
       prm.pack_r = r;
       prm.n_mblocks = (seqlen_q + r - 1) / r;
