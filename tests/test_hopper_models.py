@@ -5,6 +5,7 @@ a GPU. Slow (each runs a few seconds to a minute of pure Python): out of the fas
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,8 @@ def mutant_fails(tmp_path: Path, script: str, old: str, new: str, words: str) ->
     assert source.count(old) == 1, f"{script}: the line to break is gone"
     mutant = tmp_path / script
     mutant.write_text(source.replace(old, new))
-    failed = subprocess.run([sys.executable, str(mutant)], capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "PYTHONPATH": str(MODELS)}  # the models it imports stay beside the original
+    failed = subprocess.run([sys.executable, str(mutant)], capture_output=True, text=True, timeout=300, env=env)
     assert failed.returncode != 0 and words in failed.stderr, failed.stderr[-400:]
 
 
@@ -94,6 +96,16 @@ def test_the_pairs_visit_every_tile_once_and_even_out_the_half_pairs(tmp_path):
     assert "v39 1.149 (1536 pairs)" in line and "v51 1.053 (1408 pairs)" in line, line
     mutant_fails(tmp_path, "pair_balance_model.py", "slot, mb = 2 * g + light, half", "slot, mb = 2 * g, half",
                  "AssertionError")
+
+
+def test_packing_saves_key_blocks_where_the_sweep_measured_it_slower(tmp_path):
+    result = run("gqa_pack_model.py")
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("d128 h40/8 b11 q719"))
+    assert "9240 key blocks, busiest CTA 70 in 20 tiles" in line and "8712 key blocks, busiest CTA 69" in line, line
+    assert "+1.45 us a packed tile" in line, line
+    mutant_fails(tmp_path, "gqa_pack_model.py", "tile = decode_v51(pair, rnd & 1, n, slots)",
+                 "tile = decode_v51(pair, 0, n, slots)", "the walk dealt")
 
 
 def test_the_varlen_decode_visits_every_tile_once_and_feeding_evens_the_causal_batches(tmp_path):
